@@ -1,0 +1,44 @@
+# `make run` and `make test` do all set-up on a fresh machine: venv, packages, browser.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test lint format bench browser clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	# torch first and pinned: this CPU build installs from local disk; an unpinned one pulls CUDA.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+# Debian's Chromium drives the browser tests (playwright cannot download one here);
+# fonts-noto-cjk makes Chinese text render in screenshots.
+browser:
+	@if [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-noto-cjk; \
+	fi
+
+run: $(STAMP)
+	$(PY) -m backend
+
+test: $(STAMP) browser
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+bench: $(STAMP) browser
+	$(PY) -m bench
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(STAMP)
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+clean:
+	rm -rf $(VENV) tests/artifacts

@@ -1,0 +1,1 @@
+"""Pure torch models for Shaomai Lab. Never imports fastapi, pydantic or backend."""
