@@ -1,0 +1,48 @@
+"""The FastAPI app factory: lifespan resources, routers, the static frontend."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import plotly
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from backend import __version__
+from backend.config import Settings, get_settings
+from backend.labs import load_all
+from backend.routes import catalog, health, ws
+from backend.sessions import SessionManager
+
+log = logging.getLogger("shaomai")
+FRONTEND = Path(__file__).resolve().parent.parent / "frontend"
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    load_all()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        app.state.sessions = SessionManager(settings)
+        app.state.sessions.start()
+        yield
+        await app.state.sessions.stop()
+
+    app = FastAPI(title="Shaomai Lab", version=__version__, lifespan=lifespan)
+    app.state.settings = settings
+    app.include_router(health.router)
+    app.include_router(catalog.router)
+    app.include_router(ws.router)
+
+    @app.get("/vendor/plotly.min.js", include_in_schema=False)
+    def plotly_js() -> FileResponse:
+        # Served from the installed plotly package: no CDN, works offline in a classroom.
+        return FileResponse(PLOTLY_JS, media_type="text/javascript")
+
+    app.mount("/", StaticFiles(directory=FRONTEND, html=True), name="frontend")
+    return app

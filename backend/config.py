@@ -1,0 +1,40 @@
+"""Settings, read from the environment with the prefix SHAOMAI_ (SHAOMAI_PORT=9000)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SHAOMAI_")
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path = Path("data")
+    log_level: str = "info"
+
+    # Limits. Over a cap is an error (`busy`, `too_large`), never an out-of-memory.
+    max_sessions: int = 64
+    max_sessions_per_ip: int = 40  # a whole classroom shares one NAT address
+    max_session_mb: float = 512.0  # estimated model + activations + timeline of one session
+    max_message_bytes: int = 64 * 1024
+    max_steps_per_s: float = (
+        2000.0  # play speed cap; cheap labs run fast, big ones run as fast as they can
+    )
+    max_step_count: int = 10_000  # one `step` command
+    max_steps: int = 200_000  # a session's lifetime in steps (scalars are kept whole)
+    frame_fps: float = 30.0  # tensor frames per second while playing; scalars go out for every step
+    timeline_mb: float = 64.0  # recorded frames per session for seek
+    messages_per_s: float = 50.0  # per connection, averaged; bursts up to 2 s worth
+    # A session with no connection is kept this long for a rejoin, then reaped.
+    idle_grace_s: float = 300.0
+    reap_interval_s: float = 10.0
+    device: str = "auto"  # auto = cuda when available, else cpu
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,251 @@
+"""One websocket connection: parse and check client messages, drive or view a session.
+
+A receive loop validates each message (size, JSON, schema, rate) and dispatches it; a
+sender task drains the connection's Outbox (control messages in order, scalars from the
+timeline since the cursor, the newest frame). Long commands run as tasks under the
+session's command lock so `pause` can interrupt a long `step` at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from typing import Any
+
+from fastapi import WebSocket, WebSocketDisconnect
+from pydantic import ValidationError
+
+from backend import protocol, wire
+from backend.bus import Outbox
+from backend.config import Settings
+from backend.labs.base import LabError
+from backend.sessions import Session, SessionError, SessionManager
+
+log = logging.getLogger("shaomai.ws")
+HISTORY_BATCH = 5000  # scalar steps per message when catching up
+
+
+class Connection:
+    def __init__(self, ws: WebSocket, sessions: SessionManager, settings: Settings):
+        self.ws = ws
+        self.sessions = sessions
+        self.settings = settings
+        self.box = Outbox()
+        self.session: Session | None = None
+        self.role: str | None = None
+        self.ip = ws.client.host if ws.client else "?"
+        self._allowance = 2 * settings.messages_per_s  # token bucket: bursts of 2 s
+        self._last = time.monotonic()
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- output ---------------------------------------------------------------------------
+    def reply(self, message: dict[str, Any]) -> None:
+        self.box.put_text(json.dumps(message, separators=(",", ":")))
+
+    def error(self, code: str, message: str, field: str | None = None) -> None:
+        self.reply(protocol.error(code, message, field))
+
+    async def _send_loop(self) -> None:
+        box, ws = self.box, self.ws
+        last_frame = 0.0
+        while True:
+            await box.wake.wait()
+            box.wake.clear()
+            if box.overflowed:
+                await ws.close(1008, "too many pending messages")
+                return
+            while box.texts:
+                await ws.send_text(box.texts.popleft())
+            s = self.session
+            if s is not None:
+                steps, values = s.timeline.scalars_after(box.cursor)
+                if steps:
+                    steps, values = steps[:HISTORY_BATCH], values[:HISTORY_BATCH]
+                    box.cursor = steps[-1]
+                    await ws.send_text(_scalars_message(steps, values, s.epoch))
+                    if s.timeline.last_scalar_step > box.cursor:
+                        box.wake.set()
+            if box.frames:
+                if box.max_fps:
+                    wait = last_frame + 1.0 / box.max_fps - time.monotonic()
+                    if wait > 0:
+                        asyncio.get_running_loop().call_later(wait, box.wake.set)
+                        continue
+                data = box.next_frame(latest_only=bool(box.max_fps))
+                if box.tensors is not None:
+                    data = wire.select(data, box.tensors)
+                last_frame = time.monotonic()
+                await ws.send_bytes(data)
+                if box.frames:
+                    box.wake.set()
+
+    # -- input ----------------------------------------------------------------------------
+    async def run(self) -> None:
+        sender = asyncio.create_task(self._send_loop())
+        try:
+            while True:
+                raw = await self.ws.receive()
+                if raw["type"] == "websocket.disconnect":
+                    break
+                self._handle_raw(raw)
+                if sender.done():
+                    break
+        except WebSocketDisconnect:
+            pass
+        finally:
+            sender.cancel()
+            for t in self._tasks:
+                t.cancel()
+            self._detach()
+
+    def _rate_ok(self) -> bool:
+        now = time.monotonic()
+        rate = self.settings.messages_per_s
+        self._allowance = min(2 * rate, self._allowance + (now - self._last) * rate)
+        self._last = now
+        if self._allowance < 1:
+            return False
+        self._allowance -= 1
+        return True
+
+    def _handle_raw(self, raw: dict[str, Any]) -> None:
+        text = raw.get("text")
+        if text is None:
+            return self.error("bad_message", "binary messages are not accepted; send JSON text")
+        if len(text) > self.settings.max_message_bytes:
+            return self.error(
+                "too_large",
+                f"message of {len(text)} bytes is over the {self.settings.max_message_bytes} cap",
+            )
+        if not self._rate_ok():
+            return self.error("busy", "too many messages; slow down")
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return self.error("bad_message", "not valid JSON")
+        try:
+            msg = protocol.client_message.validate_python(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or None
+            return self.error("bad_message", f"{field or 'message'}: {err['msg']}", field)
+        if self.session is not None:
+            self.session.touch()
+        self._spawn(self._dispatch(msg))
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _dispatch(self, msg) -> None:
+        try:
+            await self._dispatch_checked(msg)
+        except SessionError as exc:
+            self.error(exc.code, str(exc), exc.field)
+        except LabError as exc:
+            self.error(exc.code, str(exc), exc.field)
+
+    async def _dispatch_checked(self, msg) -> None:
+        kind = msg.type
+        if kind == "open":
+            return await self._open(msg)
+        if kind == "join":
+            return await self._join(msg)
+        s = self.session
+        if s is None:
+            raise SessionError("bad_message", f"`{kind}` before `open` or `join`")
+        if kind == "subscribe":
+            self.box.tensors = None if msg.tensors == "*" else set(msg.tensors)
+            self.box.max_fps = msg.max_fps
+            return
+        if kind == "seek":
+            data = s.seek(msg.step)
+            if data is None:
+                raise SessionError("not_found", "no recorded frame yet", "step")
+            self.box.put_frame(data)  # to this connection only: the others keep watching
+            return
+        if self.role != "driver":
+            raise SessionError("forbidden", f"viewers cannot `{kind}`; fork to drive your own")
+        if kind == "control" and msg.action == "pause":
+            s.interrupt()  # interrupt a running step at once, before queuing behind it
+        async with s.command_lock:
+            if kind == "control":
+                await self._control(s, msg)
+            elif kind == "set":
+                await s.set_params(msg.params)
+            elif kind == "infer":
+                await s.infer(msg.input)
+
+    async def _control(self, s: Session, msg) -> None:
+        if msg.action == "play":
+            await s.play(msg.speed)
+        elif msg.action == "pause":
+            await s.pause()
+        elif msg.action == "step":
+            await s.step_n(msg.count)
+        elif msg.action == "reset":
+            await s.reset()
+
+    async def _open(self, msg) -> None:
+        if self.session is not None:
+            raise SessionError("bad_message", "this connection already has a session")
+        s = await self.sessions.create(msg.lab, msg.params, msg.seed, self.ip)
+        self._attach(s, "driver")
+
+    async def _join(self, msg) -> None:
+        if self.session is not None:
+            raise SessionError("bad_message", "this connection already has a session")
+        s = self.sessions.get(msg.session)
+        role = "viewer"
+        if msg.token is not None:
+            if not secrets.compare_digest(msg.token.encode(), s.token.encode()):
+                raise SessionError("forbidden", "wrong driver token", "token")
+            role = "driver"
+        self._attach(s, role)
+
+    def _attach(self, s: Session, role: str) -> None:
+        self.session, self.role = s, role
+        self.reply(
+            protocol.ready(
+                session=s.id,
+                token=s.token if role == "driver" else None,
+                role=role,
+                lab=s.lab_cls.id,
+                params=s.params.model_dump(),
+                schema=s.lab_cls.Params.model_json_schema(),
+                step=s.step,
+                state=s.state,
+                seed=s.seed,
+                run=s.epoch,
+            )
+        )
+        self.box.cursor = -1  # the sender catches up the whole scalar history
+        latest = s.timeline.frame_at(s.step)
+        if latest is not None:
+            self.box.put_frame(latest)
+        s.bus.subscribe(self.box)
+        s.touch()
+        s.bus.publish_text(s.status())  # everyone sees the new viewer count
+
+    def _detach(self) -> None:
+        s = self.session
+        if s is not None:
+            s.bus.unsubscribe(self.box)
+            s.touch()
+            s.bus.publish_text(s.status())
+            self.session = None
+
+
+def _scalars_message(steps: list[int], values: list[dict[str, float]], run: int) -> str:
+    if len(steps) == 1:
+        vals = {k: wire.json_number(v) for k, v in values[0].items()}
+        return json.dumps({"type": "scalars", "run": run, "step": steps[0], "values": vals})
+    names: dict[str, None] = {}
+    for v in values:
+        names.update(dict.fromkeys(v))
+    cols = {n: [wire.json_number(v[n]) if n in v else None for v in values] for n in names}
+    return json.dumps({"type": "history", "run": run, "steps": steps, "values": cols})

@@ -1,0 +1,23 @@
+"""Typed dependencies: resources built in the lifespan, reached through app.state."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends
+from starlette.requests import HTTPConnection
+
+from backend.config import Settings
+from backend.sessions import SessionManager
+
+
+def _sessions(conn: HTTPConnection) -> SessionManager:
+    return conn.app.state.sessions
+
+
+def _settings(conn: HTTPConnection) -> Settings:
+    return conn.app.state.settings
+
+
+SessionsDep = Annotated[SessionManager, Depends(_sessions)]
+SettingsDep = Annotated[Settings, Depends(_settings)]

@@ -1,0 +1,133 @@
+"""What a lab is: bounded Params, a build, a step, optional inference; frames out.
+
+A lab module subclasses `Lab`, declares `Params` (a `LabParams` whose every field comes
+from `param()`, so it has a range, a default and a zh/en label) and registers itself with
+`@register`. The session calls its methods on the session's worker thread, one at a time,
+so a lab needs no locks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.wire import Frame, TensorOut
+
+__all__ = ["Frame", "Lab", "LabError", "LabParams", "TensorOut", "param"]
+
+
+class LabError(Exception):
+    """A user-facing failure of a lab action (bad infer input, unsupported action).
+
+    `code` is a protocol error code; `field` names the offending input field.
+    """
+
+    def __init__(self, message: str, code: str = "bad_message", field: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
+class LabParams(BaseModel):
+    """Base of every lab's Params: unknown fields and NaN/inf are refused."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+def param(
+    default: Any,
+    *,
+    zh: str,
+    en: str,
+    ge: float | None = None,
+    le: float | None = None,
+    scale: str | None = None,
+    step: float | None = None,
+    live: bool = False,
+    widget: str | None = None,
+    choices: dict[str, tuple[str, str]] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """A Params field with its zh/en label and UI hints in the JSON Schema.
+
+    scale="log" draws a log slider; live=True means changing it needs no reset (e.g. lr);
+    widget="hidden" keeps it out of the generated form (the view sets it, e.g. points);
+    choices labels the values of a Literal field.
+    """
+    extra: dict[str, Any] = {"label": {"zh": zh, "en": en}}
+    if scale:
+        extra["scale"] = scale
+    if step is not None:
+        extra["step"] = step
+    if live:
+        extra["live"] = True
+    if widget:
+        extra["widget"] = widget
+    if choices:
+        extra["choices"] = {k: {"zh": z, "en": e} for k, (z, e) in choices.items()}
+    return Field(default, ge=ge, le=le, json_schema_extra=extra, **kwargs)
+
+
+class Lab:
+    """One experiment. Subclasses set the class attributes and implement `step`."""
+
+    id: ClassVar[str]
+    chapter: ClassVar[int]
+    order: ClassVar[int] = 0  # position inside the chapter
+    title: ClassVar[dict[str, str]]  # {"zh": ..., "en": ...}
+    description: ClassVar[dict[str, str]]
+    Params: ClassVar[type[LabParams]]
+    # Tensor names this lab's frames carry (for the catalog, subscribe and docs).
+    tensors: ClassVar[tuple[str, ...]] = ()
+    # False for labs whose step only recomputes a picture (no training, no divergence check).
+    trains: ClassVar[bool] = True
+
+    def __init__(self, params: LabParams, seed: int, device: torch.device):
+        self.params = params
+        self.seed = seed
+        self.device = device
+
+    # -- limits ---------------------------------------------------------------------------
+    @classmethod
+    def estimate_mb(cls, params: LabParams) -> tuple[float, str | None]:
+        """Estimated memory of a session with these params, and the field to lower if too big."""
+        return 1.0, None
+
+    def max_steps(self) -> int | None:
+        """Steps after which the session is `done` (None: train until paused)."""
+        return None
+
+    # -- the work -------------------------------------------------------------------------
+    def step(self, capture: bool) -> Frame:
+        """Advance one step. Scalars always; tensors only when `capture` (the frame is sent)."""
+        raise NotImplementedError
+
+    def snapshot(self) -> Frame:
+        """The picture of the current state without stepping (step 0, or after `set`)."""
+        return Frame()
+
+    def infer(self, data: dict[str, Any]) -> Iterator[Frame]:
+        """Run inference on user input; yields frames (e.g. one per generated token)."""
+        raise LabError(f"lab {self.id!r} has no inference", code="bad_message", field="input")
+
+    def update_live(self, params: LabParams) -> None:
+        """Apply params whose fields are all `live` without rebuilding."""
+        self.params = params
+
+    # -- persistence (fork, save) ---------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        return None
+
+    @classmethod
+    def live_fields(cls) -> frozenset[str]:
+        return frozenset(
+            name
+            for name, f in cls.Params.model_fields.items()
+            if isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get("live")
+        )

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.labs import REGISTRY, catalog_entry
+
+router = APIRouter(prefix="/api", tags=["catalog"])
+
+
+class LabInfo(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    id: str
+    chapter: int
+    order: int
+    title: dict[str, str]
+    description: dict[str, str]
+    trains: bool
+    tensors: list[str]
+    params_schema: dict[str, Any] = Field(alias="schema")
+
+
+@router.get("/labs")
+def list_labs() -> list[LabInfo]:
+    """Every lab with its chapter, zh/en title and description, and its params' JSON Schema."""
+    labs = sorted(REGISTRY.values(), key=lambda c: (c.chapter, c.order, c.id))
+    return [LabInfo.model_validate(catalog_entry(c)) for c in labs]
+
+
+@router.get("/labs/{lab_id}")
+def get_lab(lab_id: str) -> LabInfo:
+    cls = REGISTRY.get(lab_id)
+    if cls is None:
+        raise HTTPException(404, f"no lab {lab_id!r}")
+    return LabInfo.model_validate(catalog_entry(cls))

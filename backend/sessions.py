@@ -1,0 +1,378 @@
+"""Session: one lab run, its worker thread and timeline. SessionManager: creation and limits.
+
+All torch work runs on the session's own single worker thread (one torch thread each), so a
+slow step never stalls the event loop or another session. The worker reports each step back
+to the event loop with `call_soon_threadsafe`; only the loop thread touches the timeline and
+the bus, so neither needs a lock. Commands are serialized by the single-thread executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import secrets
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import torch
+from pydantic import ValidationError
+
+from backend import wire
+from backend.bus import FrameBus
+from backend.config import Settings
+from backend.labs import REGISTRY
+from backend.labs.base import Lab, LabError, LabParams
+from backend.timeline import Timeline
+
+log = logging.getLogger("shaomai.sessions")
+
+STATES = ("paused", "playing", "done", "diverged", "error")
+
+
+class SessionError(Exception):
+    """A refused request, answered with a protocol `error` (code, message, field)."""
+
+    def __init__(self, code: str, message: str, field: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
+def _init_worker() -> None:
+    # Many sessions share 2 cores: one torch thread each beats oversubscription.
+    torch.set_num_threads(1)
+
+
+def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings) -> LabParams:
+    try:
+        params = lab_cls.Params.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise SessionError("invalid_params", f"{field}: {err['msg']}", field) from None
+    mb, field = lab_cls.estimate_mb(params)
+    if mb > settings.max_session_mb:
+        raise SessionError(
+            "too_large",
+            f"this model needs about {mb:.0f} MB, over the {settings.max_session_mb:.0f} MB cap"
+            + (f"; lower {field}" if field else ""),
+            field,
+        )
+    return params
+
+
+def pick_device(setting: str) -> torch.device:
+    if setting == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(setting)
+
+
+class Session:
+    def __init__(
+        self, lab_cls: type[Lab], params: LabParams, seed: int, settings: Settings, owner_ip: str
+    ):
+        self.id = secrets.token_urlsafe(12)
+        self.token = secrets.token_urlsafe(24)
+        self.lab_cls = lab_cls
+        self.params = params
+        self.seed = seed
+        self.settings = settings
+        self.owner_ip = owner_ip
+        self.device = pick_device(settings.device)
+        self.state = "paused"
+        self.message = ""
+        self.step = 0
+        self.epoch = 0  # bumped by every reset; stale reports from the worker are dropped
+        self.timeline = Timeline(int(settings.timeline_mb * 2**20))
+        self.bus = FrameBus()
+        self.last_active = time.monotonic()
+        self.lab: Lab | None = None
+        self._executor = ThreadPoolExecutor(1, f"session-{self.id[:6]}", _init_worker)
+        self._loop = asyncio.get_running_loop()
+        self._stop = threading.Event()
+        self.command_lock = asyncio.Lock()  # one command at a time, in arrival order
+        self._player: asyncio.Task | None = None
+        self._speed = settings.max_steps_per_s
+        self._wstep = 0  # the worker's step counter
+        self._last_frame_t = 0.0
+
+    # -- plumbing -------------------------------------------------------------------------
+    async def _work(self, fn, *args):
+        return await self._loop.run_in_executor(self._executor, fn, *args)
+
+    def status(self) -> dict[str, Any]:
+        out = {
+            "type": "status",
+            "run": self.epoch,
+            "state": self.state,
+            "step": self.step,
+            "connections": len(self.bus),
+        }
+        if self.message:
+            out["message"] = self.message
+        return out
+
+    def _set_state(self, state: str, message: str = "") -> None:
+        self.state, self.message = state, message
+        self.bus.publish_text(self.status())
+
+    def _report(self, epoch: int, step: int, scalars: dict, data: bytes | None) -> None:
+        """Loop thread: record one step and wake the connections."""
+        if epoch != self.epoch:
+            return
+        self.step = step
+        self.timeline.add_scalars(step, scalars)
+        if data is not None:
+            self.timeline.add_frame(step, data)
+            self.bus.publish_frame(data)
+        else:
+            self.bus.poke()
+
+    # -- worker-side ----------------------------------------------------------------------
+    def _build(self) -> None:
+        torch.manual_seed(self.seed)
+        self.lab = self.lab_cls(self.params, self.seed, self.device)
+        self._wstep = 0
+        self._snapshot(self.epoch)
+
+    def _snapshot(self, epoch: int) -> None:
+        frame = self.lab.snapshot()
+        frame.step = self._wstep
+        data = wire.encode(frame, {"run": epoch})
+        self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
+
+    def _run(self, n: int, epoch: int, every_frame: bool, budget_s: float) -> str | None:
+        """Run up to n steps (or budget_s seconds); returns a final state or None."""
+        t0 = time.monotonic()
+        period = 1.0 / self._speed
+        frame_period = 1.0 / self.settings.frame_fps
+        limit = self.lab.max_steps()
+        for i in range(n):
+            if self._stop.is_set():
+                return None
+            if limit is not None and self._wstep >= limit or self._wstep >= self.settings.max_steps:
+                return "done"
+            now = time.monotonic()
+            last = i == n - 1
+            capture = every_frame or last or now - self._last_frame_t >= frame_period
+            frame = self.lab.step(capture)
+            self._wstep += 1
+            frame.step = self._wstep
+            data = None
+            if capture:
+                self._last_frame_t = now
+                data = wire.encode(frame, {"run": epoch})
+            self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
+            loss = frame.scalars.get("loss")
+            if self.lab.trains and loss is not None and not math.isfinite(loss):
+                if data is None:  # show the frame where it blew up
+                    frame.step = self._wstep
+                    data = wire.encode(frame, {"run": epoch})
+                    self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, {}, data)
+                return "diverged"
+            if time.monotonic() - t0 >= budget_s:
+                return None
+            # Pace to the requested speed; wait() returns early on pause.
+            wait = t0 + (i + 1) * period - time.monotonic()
+            if wait > 0 and self._stop.wait(wait):
+                return None
+        return None
+
+    # -- commands (loop-side) -------------------------------------------------------------
+    async def start(self) -> None:
+        await self._guard(self._work(self._build))
+
+    async def _guard(self, coro):
+        """Run worker code; a lab bug puts this session in `error`, never the server."""
+        try:
+            return await coro
+        except LabError:
+            raise
+        except Exception as exc:
+            log.exception("session %s (%s) failed", self.id[:6], self.lab_cls.id)
+            self._set_state("error", f"{type(exc).__name__}: {exc}")
+            raise SessionError("error", f"the lab failed: {type(exc).__name__}: {exc}") from None
+
+    def _check_can_run(self) -> None:
+        if self.state == "diverged":
+            raise SessionError("diverged", "the model diverged (loss is not finite); reset it")
+        if self.state == "error":
+            raise SessionError("error", f"the lab failed ({self.message}); reset it")
+
+    async def play(self, speed: float | None) -> None:
+        self._check_can_run()
+        if speed:
+            self._speed = min(speed, self.settings.max_steps_per_s)
+        if self.state in ("playing", "done"):
+            self.bus.publish_text(self.status())
+            return
+        self._stop.clear()
+        self._set_state("playing")
+        self._player = asyncio.create_task(self._play_loop())
+
+    async def _play_loop(self) -> None:
+        epoch = self.epoch
+        try:
+            while self.state == "playing" and epoch == self.epoch:
+                final = await self._guard(self._work(self._run, 1_000_000, epoch, False, 0.1))
+                if final and epoch == self.epoch:
+                    self._finish(final)
+                    return
+        except SessionError:
+            return
+
+    def _finish(self, final: str) -> None:
+        if final == "diverged":
+            msg = f"loss became non-finite at step {self._wstep}; lower the learning rate and reset"
+            self.bus.publish_text({"type": "error", "code": "diverged", "message": msg})
+            self._set_state("diverged", msg)
+        else:
+            self._set_state(final)
+
+    async def pause(self) -> None:
+        self._stop.set()
+        if self._player:
+            await asyncio.gather(self._player, return_exceptions=True)
+            self._player = None
+        if self.state == "playing":
+            self._set_state("paused")
+
+    async def step_n(self, count: int) -> None:
+        self._check_can_run()
+        await self.pause()
+        if self.state == "done":
+            self.bus.publish_text(self.status())
+            return
+        count = min(count, self.settings.max_step_count)
+        self._stop.clear()
+        final = await self._guard(self._work(self._run, count, self.epoch, count <= 50, 3600.0))
+        if final:
+            self._finish(final)
+        else:
+            self.bus.publish_text(self.status())
+
+    async def reset(self) -> None:
+        await self.pause()
+        await self._rebuild()
+        self._set_state("paused")
+
+    def interrupt(self) -> None:
+        """Stop a running step or play chunk as soon as the current step ends."""
+        self._stop.set()
+
+    async def _rebuild(self) -> None:
+        self.epoch += 1
+        self.step = 0
+        self.timeline.clear()
+        self.bus.rewind()
+        # Tell clients about the new run before its first scalars reach them.
+        self._set_state("paused")
+        await self._guard(self._work(self._build))
+
+    async def set_params(self, raw: dict[str, Any]) -> bool:
+        """Validate and apply; returns True when the session had to reset."""
+        merged = {**self.params.model_dump(), **raw}
+        params = validate_params(self.lab_cls, merged, self.settings)
+        changed = {k for k in raw if getattr(self.params, k, None) != getattr(params, k)}
+        live = changed <= self.lab_cls.live_fields() and self.state not in ("diverged", "error")
+        self.params = params
+        if live:
+            await self._guard(self._work(self.lab.update_live, params))
+            await self._guard(self._work(self._snapshot, self.epoch))
+        else:
+            was_playing = self.state == "playing"
+            await self.pause()
+            await self._rebuild()
+            self._set_state("paused")
+            if was_playing:
+                await self.play(None)
+        self.bus.publish_text({"type": "params", "params": params.model_dump(), "reset": not live})
+        return not live
+
+    async def infer(self, data: dict[str, Any]) -> None:
+        if self.state == "error":
+            self._check_can_run()
+
+        epoch = self.epoch
+
+        def run() -> None:
+            for frame in self.lab.infer(data):
+                frame.step = self._wstep
+                buf = wire.encode(frame, {"infer": True, "run": epoch})
+                self._loop.call_soon_threadsafe(self.bus.publish_frame, buf)
+
+        await self._guard(self._work(run))
+
+    def seek(self, step: int) -> bytes | None:
+        data = self.timeline.frame_at(step)
+        return None if data is None else wire.patch_header(data, {"replay": True})
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()
+
+    async def close(self) -> None:
+        self._stop.set()
+        self.epoch += 1
+        if self._player:
+            self._player.cancel()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class SessionManager:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.sessions: dict[str, Session] = {}
+        self._reaper: asyncio.Task | None = None
+
+    async def create(self, lab_id: str, raw: dict, seed: int, ip: str) -> Session:
+        lab_cls = REGISTRY.get(lab_id)
+        if lab_cls is None:
+            raise SessionError("not_found", f"no lab {lab_id!r}", "lab")
+        params = validate_params(lab_cls, raw, self.settings)
+        if len(self.sessions) >= self.settings.max_sessions:
+            raise SessionError("busy", "the server is running its maximum number of sessions")
+        mine = sum(1 for s in self.sessions.values() if s.owner_ip == ip)
+        if mine >= self.settings.max_sessions_per_ip:
+            raise SessionError("busy", "too many sessions from this address; close some first")
+        session = Session(lab_cls, params, seed, self.settings, ip)
+        self.sessions[session.id] = session
+        try:
+            await session.start()
+        except Exception:
+            self.sessions.pop(session.id, None)
+            await session.close()
+            raise
+        log.info("session %s opened: %s", session.id[:6], lab_id)
+        return session
+
+    def get(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise SessionError("not_found", "no such session (it may have expired)", "session")
+        return session
+
+    async def reap(self) -> None:
+        now = time.monotonic()
+        for sid, s in list(self.sessions.items()):
+            if len(s.bus) == 0 and now - s.last_active > self.settings.idle_grace_s:
+                log.info("session %s reaped after %.0f s idle", sid[:6], now - s.last_active)
+                self.sessions.pop(sid, None)
+                await s.close()
+
+    async def _reap_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.reap_interval_s)
+            await self.reap()
+
+    def start(self) -> None:
+        self._reaper = asyncio.create_task(self._reap_forever())
+
+    async def stop(self) -> None:
+        if self._reaper:
+            self._reaper.cancel()
+        for s in list(self.sessions.values()):
+            await s.close()
+        self.sessions.clear()
