@@ -1,0 +1,48 @@
+// The controls bar: play/pause, step, step ×10, reset, speed. Emits actions; shows state.
+import { t } from '../core/i18n.js';
+
+const SPEEDS = [1, 5, 20, 100, 500, 2000];
+
+export function controls(el, { onAction }) {
+  el.classList.add('controls');
+  el.setAttribute('role', 'toolbar');
+  el.innerHTML = `
+    <button type="button" data-act="play" class="primary" data-i18n-aria="play"></button>
+    <button type="button" data-act="step" data-i18n="step" data-i18n-aria="step_hint"></button>
+    <button type="button" data-act="step10" data-i18n="step10" data-i18n-aria="step10"></button>
+    <button type="button" data-act="reset" data-i18n="reset" data-i18n-aria="reset"></button>
+    <label class="speed"><span data-i18n="speed"></span>
+      <select data-act="speed">${SPEEDS.map((s) => `<option value="${s}">${s}</option>`).join('')}</select>
+      <span data-i18n="steps_per_s"></span></label>
+    <span class="state" aria-live="polite"></span>`;
+  const play = el.querySelector('[data-act=play]');
+  const speed = el.querySelector('[data-act=speed]');
+  const stateEl = el.querySelector('.state');
+  speed.value = '100';
+  let state = 'paused';
+  const send = (action, extra) => onAction(action, extra);
+  play.onclick = () => (state === 'playing' ? send('pause') : send('play', { speed: Number(speed.value) }));
+  el.querySelector('[data-act=step]').onclick = () => send('step', { count: 1 });
+  el.querySelector('[data-act=step10]').onclick = () => send('step', { count: 10 });
+  el.querySelector('[data-act=reset]').onclick = () => send('reset');
+  speed.onchange = () => { if (state === 'playing') send('play', { speed: Number(speed.value) }); };
+  const render = () => {
+    play.textContent = state === 'playing' ? `❚❚ ${t('pause')}` : `▶ ${t('play')}`;
+    play.setAttribute('aria-pressed', String(state === 'playing'));
+  };
+  render();
+  return {
+    el,
+    setStep(step) { stateEl.textContent = `${t(`state_${state}`)} · ${t('step')} ${step}`; },
+    setState(s, step) {
+      state = s;
+      render();
+      stateEl.textContent = `${t(`state_${s}`)} · ${t('step')} ${step}`;
+      stateEl.dataset.state = s;
+    },
+    setReadOnly(ro) { for (const b of el.querySelectorAll('button, select')) b.disabled = ro; },
+    get speed() { return Number(speed.value); },
+    togglePlay() { play.click(); },
+    relabel: render,
+  };
+}

@@ -1,0 +1,48 @@
+// A live line chart: curves extended per batch of scalar rows (Plotly.extendTraces), never redrawn.
+import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleFrame } from './plot.js';
+
+/**
+ * traces: [{key: 'loss', name: 'loss', color?}] read from scalar rows' values.
+ * Non-finite values are skipped (a diverged loss is shown by the readout, not an infinite axis).
+ */
+export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000 }) {
+  const data = traces.map((tr, i) => ({
+    x: [], y: [], name: tr.name || tr.key, mode: 'lines', type: 'scattergl',
+    line: { color: tr.color || COLORS[i % COLORS.length], width: 2, dash: tr.dash },
+  }));
+  const layout = baseLayout({
+    title,
+    showlegend: traces.length > 1,
+    legend: { orientation: 'h', y: 1.12, x: 1, xanchor: 'right' },
+    xaxis: { title: { text: xTitle }, zeroline: false },
+    yaxis: { title: { text: yTitle }, type: logY ? 'log' : 'linear', exponentformat: 'power' },
+  });
+  Plotly.newPlot(el, data, layout, CONFIG);
+  let buffer = traces.map(() => ({ x: [], y: [] }));
+  let count = 0;
+  const flush = throttleFrame(() => {
+    const idx = [], xs = [], ys = [];
+    buffer.forEach((b, i) => { if (b.x.length) { idx.push(i); xs.push(b.x); ys.push(b.y); } });
+    buffer = traces.map(() => ({ x: [], y: [] }));
+    if (idx.length) Plotly.extendTraces(el, { x: xs, y: ys }, idx, maxPoints);
+  });
+  return {
+    el,
+    get count() { return count; },
+    add(rows) {
+      for (const { step, values } of rows) {
+        traces.forEach((tr, i) => {
+          const v = values[tr.key];
+          if (finite(v) && (!logY || v > 0)) { buffer[i].x.push(step); buffer[i].y.push(v); count++; }
+        });
+      }
+      flush();
+    },
+    clear() {
+      buffer = traces.map(() => ({ x: [], y: [] }));
+      count = 0;
+      Plotly.react(el, traces.map((_, i) => ({ ...data[i], x: [], y: [] })), layout, CONFIG);
+    },
+    setTitle(text) { Plotly.relayout(el, { 'title.text': text }); },
+  };
+}

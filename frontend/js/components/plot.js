@@ -1,0 +1,43 @@
+// Shared plotly defaults and a rAF batcher: one redraw per animation frame at most.
+export const Plotly = window.Plotly;
+
+export const COLORS = ['#2f6fdf', '#e8702a', '#1a9e77', '#9b59b6', '#c0392b', '#7f8c8d', '#f1c40f', '#16a085'];
+
+export function baseLayout(extra = {}) {
+  return {
+    margin: { l: 64, r: 12, t: extra.title ? 30 : 10, b: 38 },
+    paper_bgcolor: 'rgba(0,0,0,0)',
+    plot_bgcolor: 'rgba(0,0,0,0)',
+    font: { family: 'system-ui, "Noto Sans CJK SC", sans-serif', size: 12, color: getComputedStyle(document.body).color },
+    showlegend: false,
+    ...extra,
+    title: extra.title ? { text: extra.title, font: { size: 13 }, x: 0.02 } : undefined,
+  };
+}
+
+export const CONFIG = {
+  responsive: true,
+  displaylogo: false,
+  modeBarButtonsToRemove: ['lasso2d', 'select2d', 'autoScale2d'],
+  toImageButtonOptions: { format: 'png', scale: 2 },
+};
+
+/** Run fn at most once per animation frame, with the latest arguments. */
+export function throttleFrame(fn) {
+  let pending = null;
+  return (...args) => {
+    const first = pending === null;
+    pending = args;
+    if (first) requestAnimationFrame(() => { const a = pending; pending = null; fn(...a); });
+  };
+}
+
+export const finite = (v) => typeof v === 'number' && Number.isFinite(v);
+
+export function fmt(v, digits = 4) {
+  if (typeof v !== 'number') return String(v ?? '–');
+  if (!Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? '∞' : '−∞';
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(Math.max(1, digits - 2));
+  return Number(v.toPrecision(digits)).toString();
+}

@@ -1,0 +1,49 @@
+// zh/en strings, switchable at runtime. The default follows the browser.
+import { createStore } from './store.js';
+
+const tables = {};
+export const lang = createStore({ lang: null });
+
+export async function initI18n(initial) {
+  const [zh, en] = await Promise.all(['zh', 'en'].map((l) => fetch(`/i18n/${l}.json`).then((r) => r.json())));
+  tables.zh = zh;
+  tables.en = en;
+  const browser = (navigator.language || 'en').toLowerCase().startsWith('zh') ? 'zh' : 'en';
+  setLang(initial === 'zh' || initial === 'en' ? initial : browser);
+}
+
+export function currentLang() {
+  return lang.get('lang') || 'en';
+}
+
+export function setLang(l) {
+  document.documentElement.lang = l === 'zh' ? 'zh-CN' : 'en';
+  lang.set('lang', l);
+  applyDom(document);
+}
+
+/** A view adds its own strings: addStrings({zh: {...}, en: {...}}) (keys: '<lab>.<name>'). */
+export function addStrings(dict) {
+  for (const l of ['zh', 'en']) tables[l] = { ...(tables[l] || {}), ...(dict[l] || {}) };
+}
+
+/** t('key', {n: 3}) -> the current language's string with {n} filled in. */
+export function t(key, vars = {}) {
+  const l = currentLang();
+  let s = (tables[l] && tables[l][key]) ?? (tables.en && tables.en[key]) ?? key;
+  for (const [k, v] of Object.entries(vars)) s = s.replaceAll(`{${k}}`, v);
+  return s;
+}
+
+/** Pick from a {zh, en} dict (lab titles, param labels). */
+export function pick(dict) {
+  if (!dict) return '';
+  return dict[currentLang()] ?? dict.en ?? Object.values(dict)[0];
+}
+
+/** Fill [data-i18n] text and [data-i18n-aria] labels under root. */
+export function applyDom(root) {
+  for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+  for (const el of root.querySelectorAll('[data-i18n-aria]')) el.setAttribute('aria-label', t(el.dataset.i18nAria));
+  for (const el of root.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
+}

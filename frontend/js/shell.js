@@ -1,0 +1,187 @@
+// The lab page: one shell every lab reuses. It connects the client, the controls, the
+// scrubber, the param form and the lab's view module (js/labs/<lab>.js).
+import { LabClient } from './core/client.js';
+import { applyDom, currentLang, initI18n, lang, pick, setLang, t } from './core/i18n.js';
+import { createStore } from './core/store.js';
+import { readUrl, schemaDefaults, writeUrl } from './core/url.js';
+import { controls } from './components/controls.js';
+import { paramForm } from './components/paramForm.js';
+import { scrubber } from './components/scrubber.js';
+
+const $ = (s) => document.querySelector(s);
+
+function toast(text) {
+  const el = $('#toast');
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { el.hidden = true; }, 6000);
+}
+
+function banner(text, kind = 'info') {
+  const el = $('#banner');
+  el.hidden = !text;
+  el.textContent = text || '';
+  el.dataset.kind = kind;
+}
+
+async function main() {
+  const first = readUrl(null);
+  await initI18n(first.lang);
+  const labId = first.lab || 'linear-regression';
+  const res = await fetch(`/api/labs/${encodeURIComponent(labId)}`);
+  if (!res.ok) {
+    banner(t('no_such_lab', { lab: labId }), 'error');
+    return;
+  }
+  const info = await res.json();
+  const defaults = schemaDefaults(info.schema);
+  const url = readUrl(info.schema);
+  const store = createStore({ run: null, params: { ...defaults, ...url.params }, seed: url.seed, role: null, state: 'paused', step: 0 });
+  const client = new LabClient();
+  const openMsg = () => ({ type: 'open', lab: labId, params: store.get('params'), seed: store.get('seed') });
+
+  const titles = () => {
+    document.title = `${pick(info.title)} · ${t('app_name')}`;
+    $('#lab-title').textContent = pick(info.title);
+    $('#lab-desc').textContent = pick(info.description);
+    $('#lang-btn').textContent = currentLang() === 'zh' ? 'English' : '中文';
+  };
+
+  const ctx = {
+    lab: labId, info, store, client, t, pick,
+    params: () => store.get('params'),
+    setParams: (p) => client.send({ type: 'set', params: p }),
+    infer: (input) => client.send({ type: 'infer', input }),
+    toast,
+  };
+  const mod = await import(`./labs/${labId}.js`);
+  const view = mod.default($('#view'), ctx);
+
+  const bar = controls($('#controls'), { onAction: (action, extra) => client.control(action, extra) });
+  const scrub = scrubber($('#scrubber'), {
+    onSeek: (step) => { client.send({ type: 'seek', step }); saveUrl({ step }); },
+    onLive: () => { client.send({ type: 'seek', step: store.get('step') }); saveUrl({ step: null }); },
+  });
+  $('#params').addEventListener('submit', (e) => e.preventDefault());
+  const form = paramForm($('#params'), { schema: info.schema, onChange: (p) => ctx.setParams(p) });
+  form.build(store.get('params'));
+
+  const saveUrl = (extra = {}) => writeUrl({ lab: labId, seed: store.get('seed'), params: store.get('params'), defaults, extra: { lang: currentLang(), ...extra } });
+  let lastScalar = -1;
+  let pendingSeek = url.step;
+
+  const newRun = (run) => {
+    if (store.get('run') === run) return;
+    store.set('run', run);
+    lastScalar = -1;
+    scrub.reset();
+    view.reset?.();
+  };
+
+  client.on('ready', (m) => {
+    store.set('role', m.role);
+    store.set('params', m.params);
+    store.set('seed', m.seed);
+    newRun(m.run);
+    form.build(m.params);
+    const ro = m.role !== 'driver';
+    form.setReadOnly(ro);
+    bar.setReadOnly(ro);
+    $('#role').textContent = ro ? t('viewer_badge') : '';
+    bar.setState(m.state, m.step);
+    store.set('step', m.step);
+    scrub.setLatest(m.step);
+    if (m.token) sessionStorage.setItem(`shaomai:${labId}`, JSON.stringify({ session: m.session, token: m.token, key: urlKey() }));
+    saveUrl({ step: pendingSeek });
+    if (pendingSeek !== null && pendingSeek < m.step) scrub.seekTo(pendingSeek);
+    pendingSeek = null;
+    banner('');
+  });
+  client.on('status', (m) => {
+    newRun(m.run);
+    store.set('state', m.state);
+    store.set('step', m.step);
+    store.set('connections', m.connections);
+    bar.setState(m.state, m.step);
+    scrub.setLatest(m.step);
+    if (m.state === 'diverged' || m.state === 'error') banner(`${t(`state_${m.state}`)}: ${m.message || ''} — ${t('press_reset')}`, 'error');
+    else if ($('#banner').dataset.kind === 'error') banner('');
+  });
+  const onRows = (m) => {
+    newRun(m.run);
+    const rows = m.rows.filter((r) => r.step > lastScalar); // never a duplicated point
+    if (!rows.length) return;
+    lastScalar = rows[rows.length - 1].step;
+    store.set('step', Math.max(store.get('step'), lastScalar));
+    bar.setStep(store.get('step'));
+    view.scalars?.(rows);
+  };
+  client.on('scalars', onRows);
+  client.on('history', onRows);
+  client.on('frame', (f) => {
+    if (f.run !== undefined) newRun(f.run);
+    if (f.infer) return (view.infer || view.frame)(f);
+    if (!f.replay) {
+      store.set('step', Math.max(store.get('step'), f.step));
+      scrub.setLatest(store.get('step'));
+      if (scrub.scrubbing) return;
+    }
+    view.frame(f);
+    $('#frame-step').textContent = String(f.step);
+  });
+  client.on('params', (m) => {
+    store.set('params', m.params);
+    form.set(m.params);
+    saveUrl();
+    view.params?.(m.params);
+    if (m.reset) toast(t('params_reset'));
+  });
+  client.on('error', (m) => {
+    if (m.code === 'not_found' && m.field === 'session') {
+      sessionStorage.removeItem(`shaomai:${labId}`);
+      client.send(openMsg());
+      return;
+    }
+    if (m.code === 'diverged') return banner(`${t('state_diverged')}: ${m.message} — ${t('press_reset')}`, 'error');
+    toast(`${t(`err_${m.code}`)}: ${m.message}`);
+    if (m.code === 'invalid_params' || m.code === 'too_large') form.set(store.get('params'));
+  });
+  client.on('connection', ({ up }) => {
+    document.body.classList.toggle('offline', !up);
+    if (!up) banner(t('connection_lost'), 'warn');
+    else if ($('#banner').dataset.kind === 'warn') banner('');
+  });
+
+  const urlKey = () => JSON.stringify([store.get('params'), store.get('seed')]);
+  const saved = JSON.parse(sessionStorage.getItem(`shaomai:${labId}`) || 'null');
+  if (saved && saved.key === urlKey()) client.join(saved.session, saved.token);
+  else client.open(labId, store.get('params'), store.get('seed'));
+
+  document.addEventListener('keydown', (e) => {
+    if (e.target.closest('input, textarea, select, [contenteditable]') && e.key !== 'Escape') return;
+    if (e.key === ' ') { e.preventDefault(); bar.togglePlay(); }
+    else if (e.key === 'ArrowRight' && e.shiftKey) scrub.seekTo(scrub.value + 1);
+    else if (e.key === 'ArrowLeft' && e.shiftKey) scrub.seekTo(scrub.value - 1);
+    else if (e.key === 'ArrowRight') client.control('step', { count: 1 });
+  });
+  $('#lang-btn').onclick = () => setLang(currentLang() === 'zh' ? 'en' : 'zh');
+  lang.on('lang', () => {
+    titles();
+    form.build(store.get('params'));
+    form.setReadOnly(store.get('role') !== 'driver');
+    bar.relabel();
+    bar.setState(store.get('state'), store.get('step'));
+    scrub.relabel();
+    view.relabel?.();
+    saveUrl();
+  });
+  titles();
+  applyDom(document);
+  window.shaomai = { client, store, view }; // for tests and the curious
+}
+
+main().catch((err) => {
+  banner(String(err), 'error');
+  throw err;
+});

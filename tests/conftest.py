@@ -1,0 +1,131 @@
+"""Shared fixtures: the app in-process (TestClient), a real uvicorn, a real Chromium."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from backend.app import create_app
+from backend.config import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return Settings(data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def client(settings) -> Iterator[TestClient]:
+    """The whole app in-process; websocket conversations via client.websocket_connect."""
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(env: dict[str, str] | None = None, data_dir: Path | None = None):
+    """A real uvicorn in a subprocess; returns (process, base_url, log path)."""
+    port = free_port()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log = ARTIFACTS / f"server-{port}.log"
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    if data_dir is not None:
+        full_env["SHAOMAI_DATA_DIR"] = str(data_dir)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backend", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT,
+        env=full_env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {log.read_text()[-2000:]}")
+        try:
+            urllib.request.urlopen(f"{url}/api/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        raise RuntimeError("server did not start")
+    return proc, url, log
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory) -> Iterator[str]:
+    """A real uvicorn serving the app for the whole test session; yields its base URL."""
+    proc, url, log = start_server(data_dir=tmp_path_factory.mktemp("data"))
+    yield url
+    stop_server(proc)
+    text = log.read_text()
+    assert "Traceback" not in text, f"server log has a traceback:\n{text[-4000:]}"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class ConsoleErrors(list):
+    """Console errors and uncaught exceptions of a page; a test fails if any remain."""
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh Chromium page (1400×1000); fails the test on any console error."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
+    pg = context.new_page()
+    errors = ConsoleErrors()
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+    pg.console_errors = errors
+    yield pg
+    context.close()
+    assert not errors, f"browser console errors: {errors}"
+
+
+def screenshot(pg, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    pg.screenshot(path=str(path), full_page=True)
+    return path
