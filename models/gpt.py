@@ -156,3 +156,18 @@ class GPT(nn.Module):
 
     def new_cache(self) -> KVCache:
         return KVCache.empty(self.cfg.n_layers)
+
+
+def layer_grad_norms(model: GPT) -> tuple[Tensor, list[str]]:
+    """Gradient norm of each stage (embeddings, every block, final norm + unembedding) and
+    its label, for the `grad_norm` vector a lab streams."""
+    stages: list[tuple[str, list[nn.Parameter]]] = [
+        ("embed", [p for n, p in model.named_parameters() if n.startswith(("embed", "pos_"))]),
+        *((f"blocks.{i}", list(b.parameters())) for i, b in enumerate(model.blocks)),
+        ("unembed", [*model.ln_final.parameters(), *model.unembed.parameters()]),
+    ]
+    norms = []
+    for _, params in stages:
+        grads = [p.grad.flatten() for p in params if p.grad is not None]
+        norms.append(torch.cat(grads).norm() if grads else torch.zeros(()))
+    return torch.stack(norms), [label for label, _ in stages]
