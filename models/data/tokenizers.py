@@ -99,7 +99,7 @@ class SentencePieceTokenizer:
         self.requested_vocab_size = vocab_size
         lines = [
             line[i : i + self._MAX_LINE]
-            for line in text.splitlines()
+            for line in text.split("\n")
             for i in range(0, len(line), self._MAX_LINE)
         ]
         if not lines:
@@ -184,12 +184,13 @@ class BPETrainer(_TableTokenizer):
 
     def _split(self, text: str) -> list[str]:
         out: list[str] = []
+        never = len(self._rank)  # rank of a pair that was never merged
         for word in _PRE_BPE.findall(text):
             parts = list(word)
             while len(parts) > 1:  # apply the earliest-learned merge first, as training did
-                ranked = [(self._rank.get(p, len(self._rank)), p) for p in zip(parts, parts[1:], strict=False)]
-                rank, (left, right) = min(ranked)
-                if rank == len(self._rank):
+                pairs = zip(parts, parts[1:], strict=False)
+                rank, (left, right) = min((self._rank.get(p, never), p) for p in pairs)
+                if rank == never:
                     break
                 parts = _merge_pair(parts, left, right)
             out.extend(parts)
@@ -209,7 +210,8 @@ def _merge_pair(parts: list[str], left: str, right: str) -> list[str]:
 
 
 def make_tokenizer(kind: str, text: str, vocab_size: int = 256) -> Tokenizer:
-    """"char", "word" (capped at vocab_size), "bpe" (sentencepiece) or "bpe-simple"."""
+    """Build a tokenizer by kind: char, word (capped at vocab_size), bpe (sentencepiece),
+    or bpe-simple (the pure-Python trainer, with vocab_size - characters - 1 merges)."""
     if kind == "char":
         return CharTokenizer(text)
     if kind == "word":
