@@ -23,13 +23,16 @@ class Overflow(Exception):
 
 
 class Outbox:
+    """One connection's pending output, in order: control texts and frames in one queue."""
+
     MAX_TEXTS = 512
     MAX_FRAMES = 8
     STALE_S = 0.25
 
     def __init__(self) -> None:
-        self.texts: deque[str] = deque()
-        self.frames: deque[tuple[float, bytes]] = deque(maxlen=self.MAX_FRAMES)
+        self.items: deque[tuple[str, float, str | bytes]] = deque()  # (kind, time, data)
+        self.n_texts = 0
+        self.n_frames = 0
         self.cursor = -1  # last scalar step delivered
         self.wake = asyncio.Event()
         self.tensors: set[str] | None = None  # None: every tensor
@@ -37,28 +40,51 @@ class Outbox:
         self.overflowed = False
 
     def put_text(self, text: str) -> None:
-        if len(self.texts) >= self.MAX_TEXTS:
+        if self.n_texts >= self.MAX_TEXTS:
             self.overflowed = True
-        self.texts.append(text)
+        self.items.append(("t", 0.0, text))
+        self.n_texts += 1
         self.wake.set()
 
     def put_frame(self, data: bytes) -> None:
-        self.frames.append((time.monotonic(), data))
+        self.items.append(("f", time.monotonic(), data))
+        self.n_frames += 1
+        if self.n_frames > self.MAX_FRAMES:  # the newest replaces the oldest
+            for i, item in enumerate(self.items):
+                if item[0] == "f":
+                    del self.items[i]
+                    self.n_frames -= 1
+                    break
         self.wake.set()
 
-    def next_frame(self, latest_only: bool = False) -> bytes | None:
-        """The next frame to send: skips stale ones (all but the newest if latest_only)."""
+    def pop(self, latest_only: bool = False) -> tuple[str, str | bytes] | None:
+        """The next item to send; a frame is skipped when stale and a newer one is queued."""
         now = time.monotonic()
-        while len(self.frames) > 1 and (latest_only or now - self.frames[0][0] > self.STALE_S):
-            self.frames.popleft()
-        return self.frames.popleft()[1] if self.frames else None
+        while self.items:
+            kind, t, data = self.items.popleft()
+            if kind == "t":
+                self.n_texts -= 1
+                return kind, data
+            self.n_frames -= 1
+            if self.n_frames > 0 and (latest_only or now - t > self.STALE_S):
+                continue
+            return kind, data
+        return None
+
+    def push_back(self, kind: str, data: str | bytes) -> None:
+        self.items.appendleft((kind, time.monotonic(), data))
+        if kind == "f":
+            self.n_frames += 1
+        else:
+            self.n_texts += 1
 
     def poke(self) -> None:
         self.wake.set()
 
     def rewind(self) -> None:
-        """After a reset: forget the old run's pending frame and start scalars again."""
-        self.frames.clear()
+        """After a reset: forget the old run's pending frames and start scalars again."""
+        self.items = deque(item for item in self.items if item[0] == "t")
+        self.n_frames = 0
         self.cursor = -1
         self.wake.set()
 

@@ -54,33 +54,39 @@ class Connection:
         while True:
             await box.wake.wait()
             box.wake.clear()
-            if box.overflowed:
-                await ws.close(1008, "too many pending messages")
-                return
-            while box.texts:
-                await ws.send_text(box.texts.popleft())
-            s = self.session
-            if s is not None:
-                steps, values = s.timeline.scalars_after(box.cursor)
-                if steps:
-                    steps, values = steps[:HISTORY_BATCH], values[:HISTORY_BATCH]
-                    box.cursor = steps[-1]
-                    await ws.send_text(_scalars_message(steps, values, s.epoch))
-                    if s.timeline.last_scalar_step > box.cursor:
-                        box.wake.set()
-            if box.frames:
+            while True:
+                if box.overflowed:
+                    await ws.close(1008, "too many pending messages")
+                    return
+                item = box.pop(latest_only=bool(box.max_fps))
+                if item is None:
+                    await self._send_scalars()
+                    break
+                kind, data = item
+                if kind == "t":
+                    await ws.send_text(data)
+                    # After `ready` (always first) and after each status: the scalars so far.
+                    await self._send_scalars()
+                    continue
                 if box.max_fps:
                     wait = last_frame + 1.0 / box.max_fps - time.monotonic()
                     if wait > 0:
+                        box.push_back(kind, data)
                         asyncio.get_running_loop().call_later(wait, box.wake.set)
-                        continue
-                data = box.next_frame(latest_only=bool(box.max_fps))
+                        break
+                await self._send_scalars()  # a frame never arrives before its step's scalars
                 if box.tensors is not None:
                     data = wire.select(data, box.tensors)
                 last_frame = time.monotonic()
                 await ws.send_bytes(data)
-                if box.frames:
-                    box.wake.set()
+
+    async def _send_scalars(self) -> None:
+        s, box = self.session, self.box
+        while s is not None and s.timeline.last_scalar_step > box.cursor:
+            steps, values = s.timeline.scalars_after(box.cursor)
+            steps, values = steps[:HISTORY_BATCH], values[:HISTORY_BATCH]
+            box.cursor = steps[-1]
+            await self.ws.send_text(_scalars_message(steps, values, s.epoch))
 
     # -- input ----------------------------------------------------------------------------
     async def run(self) -> None:
@@ -224,12 +230,12 @@ class Connection:
             )
         )
         self.box.cursor = -1  # the sender catches up the whole scalar history
+        s.bus.subscribe(self.box)
+        s.touch()
+        s.bus.publish_text(s.status())  # everyone sees the new connection count
         latest = s.timeline.frame_at(s.step)
         if latest is not None:
             self.box.put_frame(latest)
-        s.bus.subscribe(self.box)
-        s.touch()
-        s.bus.publish_text(s.status())  # everyone sees the new viewer count
 
     def _detach(self) -> None:
         s = self.session

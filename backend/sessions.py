@@ -168,10 +168,13 @@ class Session:
             self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
             loss = frame.scalars.get("loss")
             if self.lab.trains and loss is not None and not math.isfinite(loss):
-                if data is None:  # show the frame where it blew up
-                    frame.step = self._wstep
-                    data = wire.encode(frame, {"run": epoch})
-                    self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, {}, data)
+                if data is None:  # show the whole picture of where it blew up
+                    full = self.lab.snapshot()
+                    full.step, full.scalars = self._wstep, frame.scalars
+                    data = wire.encode(full, {"run": epoch})
+                    self._loop.call_soon_threadsafe(
+                        self._report, epoch, self._wstep, frame.scalars, data
+                    )
                 return "diverged"
             if time.monotonic() - t0 >= budget_s:
                 return None
@@ -216,7 +219,7 @@ class Session:
     async def _play_loop(self) -> None:
         epoch = self.epoch
         try:
-            while self.state == "playing" and epoch == self.epoch:
+            while self.state == "playing" and epoch == self.epoch and not self._stop.is_set():
                 final = await self._guard(self._work(self._run, 1_000_000, epoch, False, 0.1))
                 if final and epoch == self.epoch:
                     self._finish(final)

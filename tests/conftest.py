@@ -56,13 +56,15 @@ def start_server(env: dict[str, str] | None = None, data_dir: Path | None = None
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     if data_dir is not None:
         full_env["SHAOMAI_DATA_DIR"] = str(data_dir)
+    out = log.open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "backend", "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT,
         env=full_env,
-        stdout=log.open("w"),
+        stdout=out,
         stderr=subprocess.STDOUT,
     )
+    out.close()  # the child holds its own descriptor
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
         if proc.poll() is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 import torch
-from pydantic import model_validator
+from pydantic import field_validator
 
 from backend.labs import register
 from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
@@ -87,12 +87,13 @@ class Params(LabParams):
         max_length=50,
     )
 
-    @model_validator(mode="after")
-    def _points_in_range(self) -> Params:
-        for i, (px, py) in enumerate(self.points):
+    @field_validator("points")
+    @classmethod
+    def _points_in_range(cls, points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        for i, (px, py) in enumerate(points):
             if not (-100 <= px <= 100 and -100 <= py <= 100):
                 raise ValueError(f"point {i} is outside [-100, 100]")
-        return self
+        return points
 
 
 @register

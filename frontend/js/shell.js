@@ -119,16 +119,34 @@ async function main() {
   };
   client.on('scalars', onRows);
   client.on('history', onRows);
+  // Frames arrive faster than plotly can draw: draw the newest once per animation frame,
+  // and after a draw that took c ms wait c ms more, so the page stays responsive.
+  const draw = { frame: null, infer: null, scheduled: false, cost: 0, end: 0 };
+  const drawNow = () => {
+    if (performance.now() - draw.end < draw.cost) { requestAnimationFrame(drawNow); return; }
+    draw.scheduled = false;
+    const t0 = performance.now();
+    const { frame, infer } = draw;
+    draw.frame = draw.infer = null;
+    if (frame) { view.frame(frame); $('#frame-step').textContent = String(frame.step); }
+    if (infer) (view.infer || view.frame)(infer);
+    draw.end = performance.now();
+    draw.cost = Math.min(250, draw.end - t0);
+    view.drawn?.(frame || infer);
+  };
+  const scheduleDraw = (key, f) => {
+    draw[key] = f;
+    if (!draw.scheduled) { draw.scheduled = true; requestAnimationFrame(drawNow); }
+  };
   client.on('frame', (f) => {
     if (f.run !== undefined) newRun(f.run);
-    if (f.infer) return (view.infer || view.frame)(f);
+    if (f.infer) return scheduleDraw('infer', f);
     if (!f.replay) {
       store.set('step', Math.max(store.get('step'), f.step));
       scrub.setLatest(store.get('step'));
       if (scrub.scrubbing) return;
     }
-    view.frame(f);
-    $('#frame-step').textContent = String(f.step);
+    scheduleDraw('frame', f);
   });
   client.on('params', (m) => {
     store.set('params', m.params);

@@ -7,7 +7,7 @@ export function heatmap(el, { title = '', colorscale = 'Viridis', xTitle = '', y
     title,
     xaxis: { title: { text: xTitle }, zeroline: false },
     yaxis: { title: { text: yTitle }, zeroline: false },
-    margin: { l: 56, r: 10, t: title ? 30 : 10, b: 42 },
+    margin: { l: 56, r: 10, t: title ? 30 : 10, b: 52 },
   });
   const base = { type: 'heatmap', z: [[0]], colorscale, reversescale, x, y, colorbar: { thickness: 10, title: { text: colorbarTitle, side: 'right' } }, hoverongaps: false };
   Plotly.newPlot(el, [base, ...overlays], layout, CONFIG);
@@ -23,6 +23,10 @@ export function heatmap(el, { title = '', colorscale = 'Viridis', xTitle = '', y
     /** tensor: a decoded 2-D tensor; opts: {x, y} axis coordinates, layout changes. */
     draw(tensor, opts = {}) { draw(tensor, opts); },
     overlay(index, update) { Plotly.restyle(el, update, [index]); },
+    /** Several traces in one restyle (one redraw): update values are per-trace arrays. */
+    update(update, indices, layout = null) {
+      Plotly.update(el, update, layout || {}, indices);
+    },
   };
 }
 

@@ -2,6 +2,7 @@
 // gradients autograd computed, and the critical learning rate. Everything drawn comes from
 // the server's frames and scalars; the page computes no model math.
 import { heatmap, linspace } from '../components/heatmap.js';
+import { rows2d } from '../core/frame.js';
 import { lineChart } from '../components/lineChart.js';
 import { bars } from '../components/bars.js';
 import { readout } from '../components/readout.js';
@@ -47,17 +48,29 @@ export default function mount(root, { t, store, setParams }) {
     surf.overlay(1, { x: [xs], y: [ys] });
   });
 
+  let fitKind = null;
   function drawFit(f) {
     const m = f.meta;
     const pred = f.tensors.prediction;
     if (f.tensors.line) {
       const [x0, x1] = m.line_x;
       const lx = linspace(x0, x1, f.tensors.line.data.length);
+      const px = m.x.map((r) => r[0]);
+      if (fitKind === `line:${px.length}`) {
+        Plotly.restyle(pFit.chart, { x: [px, lx], y: [m.y, Array.from(f.tensors.line.data)] }, [0, 1]);
+        return;
+      }
+      fitKind = `line:${px.length}`;
       Plotly.react(pFit.chart, [
-        { type: 'scatter', mode: 'markers', x: m.x.map((r) => r[0]), y: m.y, marker: { size: 11, color: '#2f6fdf' }, name: t('actual') },
+        { type: 'scatter', mode: 'markers', x: px, y: m.y, marker: { size: 11, color: '#2f6fdf' }, name: t('actual') },
         { type: 'scatter', mode: 'lines', x: lx, y: Array.from(f.tensors.line.data), line: { color: '#e8702a', width: 3 }, name: t('predicted') },
       ], baseLayout({ xaxis: { title: { text: 'x' } }, yaxis: { title: { text: 'y' } }, uirevision: 'fit' }), CONFIG);
     } else if (pred) {
+      if (fitKind === 'pred') {
+        Plotly.restyle(pFit.chart, { y: [Array.from(pred.data)] }, [1]);
+        return;
+      }
+      fitKind = 'pred';
       const lo = Math.min(...m.y), hi = Math.max(...m.y);
       Plotly.react(pFit.chart, [
         { type: 'scatter', mode: 'lines', x: [lo, hi], y: [lo, hi], line: { color: '#999', dash: 'dot' }, hoverinfo: 'skip' },
@@ -108,15 +121,20 @@ export default function mount(root, { t, store, setParams }) {
         const s = m.surface;
         const [[x0, x1], [y0, y1]] = s.ranges;
         const n = f.tensors.loss_surface.shape;
-        const changed = !axes || axes.x !== s.x || axes.y !== s.y;
-        axes = { x: s.x, y: s.y };
-        surf.draw(f.tensors.loss_surface, {
-          x: linspace(x0, x1, n[1]), y: linspace(y0, y1, n[0]),
-          layout: changed ? { 'xaxis.title.text': s.x, 'yaxis.title.text': s.y } : undefined,
-        });
+        const key = JSON.stringify([s.x, s.y, s.ranges]);
+        const changed = !axes || axes.key !== key;
+        axes = { x: s.x, y: s.y, key };
         const ix = m.names.indexOf(s.x), iy = m.names.indexOf(s.y);
-        surf.overlay(2, { x: [[m.optimum[ix]]], y: [[m.optimum[iy]]] });
-        surf.overlay(3, { x: [[f.scalars[s.x]]], y: [[f.scalars[s.y]]] });
+        // One restyle for the map, the optimum and the current point: one redraw.
+        surf.update({
+          z: [rows2d(f.tensors.loss_surface), undefined, undefined],
+          x: [linspace(x0, x1, n[1]), [m.optimum[ix]], [f.scalars[s.x]]],
+          y: [linspace(y0, y1, n[0]), [m.optimum[iy]], [f.scalars[s.y]]],
+        }, [0, 2, 3], changed ? {
+          'xaxis.title.text': s.x, 'yaxis.title.text': s.y,
+          // Fixed to the surface: a diverging path leaves the picture instead of shrinking it.
+          'xaxis.range': [x0, x1], 'yaxis.range': [y0, y1],
+        } : null);
         if (changed) drawPath();
       }
       if (f.tensors.grad) {
@@ -133,10 +151,13 @@ export default function mount(root, { t, store, setParams }) {
     },
     reset() {
       rows = [];
+      fitKind = null;
+      axes = null;
       loss.clear();
       drawPath();
     },
     relabel() {
+      fitKind = null;
       for (const p of [pLoss, pSurf, pFit, pGrad]) p.relabel();
       if (last) { drawFit(last); drawInfo(last); }
     },

@@ -1,0 +1,101 @@
+"""The engine in a real Chromium against a real uvicorn: play, draw, scrub, diverge, zh, reload."""
+
+import pytest
+
+from tests.conftest import screenshot
+
+pytestmark = pytest.mark.browser
+
+
+def loss_points(page) -> int:
+    return page.evaluate("() => document.querySelector('.panel .chart').data[0].x.length")
+
+
+def surface(page):
+    """(rows of the loss-surface heatmap, points on the descent path, current point)."""
+    return page.evaluate(
+        """() => { const d = document.querySelectorAll('.panel .chart')[1].data;
+                  return [d[0].z.length, d[1].x.length, d[3].x[0]]; }"""
+    )
+
+
+def test_linear_regression_plays_draws_switches_language_and_reloads(live_server, page):
+    page.goto(f"{live_server}/lab.html?lab=linear-regression&lang=en")
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+    assert page.inner_text("#lab-title") == "Linear regression by gradient descent"
+    rows, path, start = surface(page)
+    assert rows == 48 and path == 1 and start == 0  # w = 0 before training
+    page.click("[data-act=play]")
+    page.wait_for_function("() => document.querySelector('.panel .chart').data[0].x.length > 30")
+    page.click("[data-act=play]")  # pause
+    page.wait_for_function("() => window.shaomai.store.get('state') === 'paused'")
+    assert loss_points(page) > 30
+    rows, path, now = surface(page)
+    assert rows == 48 and path > 30 and now > 0.5  # the path walked towards w = 1
+    screenshot(page, "linear-regression-en")
+
+    page.click("#lang-btn")
+    page.wait_for_function(
+        "() => document.querySelector('#lab-title').textContent.includes('线性回归')"
+    )
+    assert "学习率" in page.inner_text("#params")
+    assert "lang=zh" in page.url
+    screenshot(page, "linear-regression-zh")
+
+    # Change a param through the form: it lands in the URL and survives a reload.
+    page.select_option("#param-loss", "mse")
+    page.wait_for_function("() => location.search.includes('loss=mse')")
+    page.reload()
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+    assert page.eval_on_selector("#param-loss", "e => e.value") == "mse"
+    assert "学习率" in page.inner_text("#params")
+
+
+def test_live_stream_diverges_recovers_and_scrubs_back(live_server, page):
+    url = (
+        f"{live_server}/lab.html?lab=linear-regression&lang=en&dataset=live-stream&loss=mse&lr=1e-9"
+    )
+    page.goto(url)
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+    page.click("[data-act=play]")
+    page.wait_for_function("() => window.shaomai.store.get('state') === 'diverged'")
+    assert "Diverged" in page.inner_text("#banner")
+    screenshot(page, "linear-regression-diverged")
+
+    page.click("[data-act=reset]")
+    page.wait_for_function("() => window.shaomai.store.get('state') === 'paused'")
+    page.wait_for_function("() => document.querySelector('#banner').hidden")
+    # A learning rate below the critical one, set through the URL-backed form state.
+    page.evaluate(
+        "() => window.shaomai.client.send({type: 'set', params: {features: 'zscore', lr: 0.01}})"
+    )
+    page.wait_for_function("() => location.search.includes('features=zscore')")
+    page.click("[data-act=step10]")
+    page.wait_for_function("() => window.shaomai.store.get('step') >= 10")
+    page.click("[data-act=step10]")
+    page.wait_for_function("() => window.shaomai.store.get('step') >= 20")
+    live_loss = page.inner_text(".readout dd")
+
+    # Scrub back to step 5: the shown frame is step 5, the URL remembers it.
+    page.eval_on_selector(
+        ".scrubber input", "e => { e.value = 5; e.dispatchEvent(new Event('input')); }"
+    )
+    page.wait_for_function("() => document.querySelector('#frame-step').textContent === '5'")
+    assert "step=5" in page.url
+    assert page.inner_text(".readout dd") != live_loss
+    screenshot(page, "linear-regression-scrubbed")
+    page.click(".scrubber .live")
+    page.wait_for_function("() => document.querySelector('#frame-step').textContent === '20'")
+
+
+def test_catalog_lists_chapters(live_server, page):
+    page.goto(f"{live_server}/?lang=zh")
+    page.wait_for_selector("a.card[data-lab=linear-regression]")
+    assert "第 1 章" in page.inner_text("#chapters")
+    page.click("#lang-btn")
+    page.wait_for_function(
+        "() => document.querySelector('#chapters').textContent.includes('Chapter 1')"
+    )
+    page.click("a.card[data-lab=linear-regression]")
+    page.wait_for_selector("#lab-title")
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
