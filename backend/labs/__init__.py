@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import pkgutil
 
 from backend.labs.base import Lab
 
+log = logging.getLogger("shaomai.labs")
 REGISTRY: dict[str, type[Lab]] = {}
+FAILED: dict[str, str] = {}  # module -> error: a broken lab is skipped, never fatal
 
 
 def register(cls: type[Lab]) -> type[Lab]:
@@ -19,8 +22,13 @@ def register(cls: type[Lab]) -> type[Lab]:
 
 def load_all() -> dict[str, type[Lab]]:
     for mod in pkgutil.iter_modules(__path__):
-        if mod.name not in {"base"} and not mod.name.startswith("_"):
+        if mod.name in {"base"} or mod.name.startswith("_"):
+            continue
+        try:
             importlib.import_module(f"{__name__}.{mod.name}")
+        except Exception as exc:
+            FAILED[mod.name] = f"{type(exc).__name__}: {exc}"
+            log.exception("lab module %s failed to import; skipped", mod.name)
     return REGISTRY
 
 

@@ -40,3 +40,10 @@ def test_openapi_and_static_frontend(client):
     js = client.get("/vendor/plotly.min.js")
     assert js.status_code == 200 and len(js.content) > 1_000_000
     assert client.get("/lab.html").status_code == 200
+
+
+def test_every_lab_module_imports():
+    from backend.labs import FAILED, load_all
+
+    load_all()
+    assert FAILED == {}
