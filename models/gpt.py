@@ -8,8 +8,9 @@ through a HookPoint named from the module tree (`blocks.0.attn.hook_pattern`); s
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import torch
@@ -25,14 +26,14 @@ Positional = Literal["none", "learned", "sinusoidal", "rope"]
 
 @dataclass(frozen=True)
 class GPTConfig:
+    # 2 layers × 4 heads × d_model 64 (~100k parameters) learn the synthetic tasks in a
+    # few hundred CPU steps and leave room for an induction circuit (it needs 2 layers).
     n_layers: int = 2
     n_heads: int = 4
     d_model: int = 64
-    d_head: int = field(default=0)  # 0 means d_model // n_heads, so heads split d_model evenly
-    d_mlp: int = field(default=0)  # 0 means 4 * d_model, the GPT-2 ratio
-    n_ctx: int = (
-        32  # longest sequence; learned/sinusoidal tables and RoPE angles have this many rows
-    )
+    d_head: int = 0  # 0 means d_model // n_heads, so the heads split d_model evenly
+    d_mlp: int = 0  # 0 means 4 * d_model, the GPT-2 ratio
+    n_ctx: int = 32  # longest sequence: rows of the position table and of RoPE's angles
     d_vocab: int = 16
     dropout: float = 0.0  # synthetic tasks draw fresh samples every step: nothing to overfit
     positional: Positional = "learned"  # GPT-2 adds learned position embeddings
@@ -52,6 +53,16 @@ class GPTConfig:
             raise ValueError("sinusoidal positions need an even d_model")
         if self.positional == "rope" and self.d_head % 2:
             raise ValueError("RoPE rotates pairs of features: d_head must be even")
+
+    def replace(self, **changes) -> GPTConfig:
+        """A copy with changes, re-deriving d_head and d_mlp unless they are given.
+
+        (`dataclasses.replace` would keep the old filled-in values: d_model 64 -> 128
+        would keep d_head 16 and d_mlp 256.)
+        """
+        changes.setdefault("d_head", 0)
+        changes.setdefault("d_mlp", 0)
+        return dataclasses.replace(self, **changes)
 
 
 class MLP(nn.Module):

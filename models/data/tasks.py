@@ -5,8 +5,9 @@ them: x = seq[:-1], y = seq[1:], and `loss_mask` marks the positions whose label
 answer token (the prompt is random, so predicting it is noise, not skill).
 
 Exact-sequence accuracy is measured teacher-forced: every answer token predicted from the
-true prefix. It equals the accuracy of greedy generation, because a greedy decode that gets
-every token right sees exactly the teacher-forced prefixes.
+true prefix. For a causal model it equals the accuracy of greedy generation, because a
+greedy decode that gets every token right sees exactly the teacher-forced prefixes. (Without
+the causal mask it does not: each position can read its own label.)
 """
 
 from __future__ import annotations
@@ -98,6 +99,10 @@ class Task:
     def decode(self, ids: list[int]) -> list[str]:
         return [self.vocab[i] for i in ids]
 
+    def score(self, logits_or_pred: Tensor, y: Tensor, mask: Tensor) -> tuple[float, float]:
+        """(token accuracy, exact-sequence accuracy); see the module function `score`."""
+        return score(logits_or_pred, y, mask)
+
     def config(self, **overrides) -> GPTConfig:
         """A GPTConfig sized for this task (vocabulary, context); other fields from overrides."""
         return GPTConfig(d_vocab=self.vocab_size, n_ctx=self.x_len, **overrides)
@@ -143,6 +148,10 @@ class InductionTask(Task):
     @property
     def vocab(self) -> list[str]:
         return [*_ALPHABET[: self.n_symbols], BOS, PAD]
+
+    @property
+    def answer_start(self) -> int:
+        raise AttributeError("induction answers start at a different index in every row")
 
     @property
     def x_len(self) -> int:

@@ -23,6 +23,9 @@ def test_config_fills_derived_defaults_and_refuses_bad_values():
     cfg = GPTConfig(d_model=64, n_heads=4)
     assert (cfg.d_head, cfg.d_mlp) == (16, 256)
     assert GPTConfig(d_model=64, n_heads=4, d_head=8, d_mlp=100).d_head == 8
+    wider = cfg.replace(d_model=128)
+    assert (wider.d_head, wider.d_mlp, wider.n_heads) == (32, 512, 4)
+    assert cfg.replace(d_model=128, d_head=8).d_head == 8
     with pytest.raises(ValueError):
         GPTConfig(d_model=30, n_heads=4)
     with pytest.raises(ValueError):

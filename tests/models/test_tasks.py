@@ -98,7 +98,7 @@ def test_modular_addition():
 def test_score_counts_tokens_and_whole_sequences():
     task = ReverseTask(seq_len=4)
     x, y, mask = task.sample(10, gen())
-    assert score(y, y, mask) == (1.0, 1.0)
+    assert score(y, y, mask) == task.score(y, y, mask) == (1.0, 1.0)
     logits = torch.nn.functional.one_hot(y, task.vocab_size).float()  # [B, T, V]
     assert score(logits, y, mask) == (1.0, 1.0)
     pred = y.clone()
