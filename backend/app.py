@@ -15,6 +15,7 @@ from backend import __version__
 from backend.config import Settings, get_settings
 from backend.labs import load_all
 from backend.routes import catalog, health, ws
+from backend.security import SecurityHeaders
 from backend.sessions import SessionManager
 
 log = logging.getLogger("shaomai")
@@ -35,6 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Shaomai Lab", version=__version__, lifespan=lifespan)
     app.state.settings = settings
+    app.add_middleware(SecurityHeaders, settings=settings)
     app.include_router(health.router)
     app.include_router(catalog.router)
     app.include_router(ws.router)

@@ -34,6 +34,11 @@ class Settings(BaseSettings):
     reap_interval_s: float = 10.0
     device: str = "auto"  # auto = cuda when available, else cpu
 
+    # Security (docs/security.md). Pages from other origins may not open the websocket.
+    allowed_origins: list[str] = []  # besides the app's own origin and localhost
+    # Who may embed the app in an iframe (CSP frame-ancestors), e.g. "'self' https://blog.example".
+    frame_ancestors: str = "'self'"
+
 
 @lru_cache
 def get_settings() -> Settings:

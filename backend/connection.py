@@ -2,8 +2,8 @@
 
 A receive loop validates each message (size, JSON, schema, rate) and dispatches it; a
 sender task drains the connection's Outbox (control messages in order, scalars from the
-timeline since the cursor, the newest frame). Long commands run as tasks under the
-session's command lock so `pause` can interrupt a long `step` at once.
+timeline since the cursor, the newest frames). Commands run in arrival order under the
+session's command lock; a `pause` also interrupts a running step the moment it arrives.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Connection:
         self.ip = ws.client.host if ws.client else "?"
         self._allowance = 2 * settings.messages_per_s  # token bucket: bursts of 2 s
         self._last = time.monotonic()
-        self._tasks: set[asyncio.Task] = set()
+        self._inbox: asyncio.Queue = asyncio.Queue(maxsize=64)
 
     # -- output ---------------------------------------------------------------------------
     def reply(self, message: dict[str, Any]) -> None:
@@ -91,6 +91,7 @@ class Connection:
     # -- input ----------------------------------------------------------------------------
     async def run(self) -> None:
         sender = asyncio.create_task(self._send_loop())
+        worker = asyncio.create_task(self._process())
         try:
             while True:
                 raw = await self.ws.receive()
@@ -103,8 +104,7 @@ class Connection:
             pass
         finally:
             sender.cancel()
-            for t in self._tasks:
-                t.cancel()
+            worker.cancel()
             self._detach()
 
     def _rate_ok(self) -> bool:
@@ -140,12 +140,17 @@ class Connection:
             return self.error("bad_message", f"{field or 'message'}: {err['msg']}", field)
         if self.session is not None:
             self.session.touch()
-        self._spawn(self._dispatch(msg))
+            if msg.type == "control" and msg.action == "pause" and self.role == "driver":
+                self.session.interrupt()  # stop a long step now, not after it
+        if self._inbox.full():
+            return self.error("busy", "too many commands waiting; slow down")
+        self._inbox.put_nowait(msg)
 
-    def _spawn(self, coro) -> None:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    async def _process(self) -> None:
+        """Commands of one connection run one after another, in arrival order."""
+        while True:
+            msg = await self._inbox.get()
+            await self._dispatch(msg)
 
     async def _dispatch(self, msg) -> None:
         try:
@@ -176,8 +181,6 @@ class Connection:
             return
         if self.role != "driver":
             raise SessionError("forbidden", f"viewers cannot `{kind}`; fork to drive your own")
-        if kind == "control" and msg.action == "pause":
-            s.interrupt()  # interrupt a running step at once, before queuing behind it
         async with s.command_lock:
             if kind == "control":
                 await self._control(s, msg)

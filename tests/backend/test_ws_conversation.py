@@ -166,3 +166,13 @@ def test_play_then_pause_stops_training(client):
         # Once paused, the step count stays put: a step command moves it by exactly one.
         last = step(ws, 1)[-1]
         assert last["step"] == paused["step"] + 1
+
+
+def test_messages_of_one_connection_run_in_order(client):
+    """A control sent right after open (before `ready`) acts on the new session."""
+    with client.websocket_connect("/ws") as ws:
+        send(ws, {"type": "open", "lab": "linear-regression"})
+        send(ws, {"type": "control", "action": "step", "count": 2})
+        status, seen = recv_until(ws, lambda m: m["type"] == "status" and m["step"] == 2)
+        assert not [m for m in seen if m["type"] == "error"]
+        assert seen[0]["type"] == "ready"

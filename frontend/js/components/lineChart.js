@@ -7,7 +7,7 @@ import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleFrame } from './plo
  */
 export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000 }) {
   const data = traces.map((tr, i) => ({
-    x: [], y: [], name: tr.name || tr.key, mode: 'lines', type: 'scattergl',
+    x: [], y: [], name: tr.name || tr.key, mode: 'lines', type: 'scatter', // SVG: scattergl needs eval, which the CSP forbids
     line: { color: tr.color || COLORS[i % COLORS.length], width: 2, dash: tr.dash },
   }));
   const layout = baseLayout({
