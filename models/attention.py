@@ -3,7 +3,9 @@
 Training uses the fused `F.scaled_dot_product_attention`, which never materialises the
 [T, T] pattern. When a capture asks for `hook_attn_scores` or `hook_pattern`, the same
 maths runs explicitly (minGPT style) so the pattern can be shown; tests hold the two paths
-equal. With RoPE, q and k are rotated (rotate_half layout) before either path.
+equal. With RoPE, q and k are rotated (rotate_half layout) before either path; as in
+TransformerLens, `hook_q`/`hook_k` hold them before the rotation, `hook_rot_q`/`hook_rot_k`
+after. q, k, v, z are per head: [B, H, T, d_head].
 """
 
 from __future__ import annotations
@@ -116,8 +118,8 @@ class Attention(nn.Module):
             mask, is_causal = None, False
             if self.causal and t_past == 0:
                 is_causal = True  # top-left aligned mask is right when q and k start together
-            elif self.causal and T > 1:
-                mask = causal_mask(T, t_past, x.device)  # a single new row sees all keys
+            elif self.causal and T > 1:  # (a single new row may see every key: no mask)
+                mask = causal_mask(T, t_past, x.device)  # [T, t_past + T], bottom-right
             z = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=drop, is_causal=is_causal
             )  # [B, H, T, dh]

@@ -115,6 +115,7 @@ def generate_steps(
         for index in range(max_new):
             start = max(0, len(ctx) - cfg.n_ctx)
             if cache is not None and start > 0:
+                log.debug("context %d > n_ctx %d: rebuilding the KV cache", len(ctx), cfg.n_ctx)
                 cache = model.new_cache()  # the window slid: every cached row is stale
             n_past = cache.rows if cache is not None else 0
             new = ctx[start + n_past :]
