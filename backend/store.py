@@ -1,0 +1,370 @@
+"""Saved runs: an embedded SQLite store under SHAOMAI_DATA_DIR (docs/deploy.md).
+
+Crash safety comes from SQLite itself: a WAL journal with synchronous=FULL and one transaction
+per save, so a kill -9 (or a power cut) mid-save leaves either the whole run or none of it,
+and every earlier run intact. One connection, guarded by a lock: callers are the event loop
+(through asyncio.to_thread) and session worker threads.
+
+Weights are `torch.save` bytes read back with `torch.load(weights_only=True)`, never plain
+pickle, so a crafted file cannot run code when it is opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import io
+import json
+import logging
+import math
+import re
+import secrets
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from backend.wire import json_number
+
+log = logging.getLogger("shaomai.store")
+
+STORE_FILENAME = "runs.db"  # under SHAOMAI_DATA_DIR
+SCHEMA_VERSION = 1  # PRAGMA user_version
+MAX_RUN_BYTES = 256 * 2**20  # one saved run: frames + weights + scalars + params
+MAX_NAME_CHARS = 200
+LAB_ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")  # kebab-case, as the registry uses
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id            TEXT PRIMARY KEY,
+    lab           TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    params        TEXT NOT NULL,     -- JSON object
+    seed          INTEGER NOT NULL,
+    step          INTEGER NOT NULL,
+    created       REAL NOT NULL,     -- unix time
+    scalars       TEXT NOT NULL,     -- JSON, columnar: {"steps": [...], "values": {name: [...]}}
+    weights       BLOB NOT NULL,     -- torch.save of the lab's state_dict
+    token_hash    TEXT NOT NULL,     -- sha256 hex of the driver token that may delete it
+    scalar_steps  INTEGER NOT NULL,
+    frames        INTEGER NOT NULL,
+    frames_bytes  INTEGER NOT NULL,
+    weights_bytes INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_created ON runs (created);
+CREATE TABLE IF NOT EXISTS frames (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq    INTEGER NOT NULL,          -- order in the timeline
+    step   INTEGER NOT NULL,
+    data   BLOB NOT NULL,             -- the frame's binary wire encoding, as sent
+    PRIMARY KEY (run_id, seq)
+);
+"""
+_SUMMARY_COLUMNS = (
+    "id, lab, name, seed, step, created, scalar_steps, frames, frames_bytes, weights_bytes"
+)
+
+
+class RunTooLarge(ValueError):
+    """A run over the store's size cap (HTTP 413, protocol `too_large`)."""
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened (damaged file, newer schema); the message says what to do."""
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """One saved run. `frames` hold the binary wire encoding, so a replay sends them as is."""
+
+    id: str  # assigned by RunStore.save; ignored on the way in
+    lab: str
+    name: str
+    params: dict[str, Any]
+    seed: int
+    step: int
+    created: float  # unix time
+    # Every step's scalars in step order; the timeline's frames as (step, encoded frame).
+    scalars: list[tuple[int, dict[str, float]]] = field(repr=False)
+    frames: list[tuple[int, bytes]] = field(repr=False)
+    weights: bytes = field(repr=False)  # pack_weights(lab.state_dict())
+    token_hash: str = field(repr=False)  # hash_token(driver token); "": nobody may delete it
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def hash_token(token: str) -> str:
+    # Tokens are 192-bit random strings, so an unsalted hash is as good as a slow one.
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def pack_weights(state_dict: dict[str, Any]) -> bytes:
+    """A lab's state_dict -> bytes (torch's zip format; tensors, numbers, lists and dicts)."""
+    buf = io.BytesIO()
+    torch.save(state_dict, buf)
+    return buf.getvalue()
+
+
+def unpack_weights(data: bytes) -> dict[str, Any]:
+    """Bytes -> state_dict on the CPU. weights_only=True refuses anything but plain data."""
+    if not data:
+        return {}
+    state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    if not isinstance(state, dict):
+        raise ValueError(f"weights: expected a state dict, got {type(state).__name__}")
+    return state
+
+
+def scalars_to_columns(scalars: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
+    """Rows -> {"steps": [...], "values": {name: [number | "NaN" | ... | None]}} (JSON-safe)."""
+    steps = [int(s) for s, _ in scalars]
+    names: dict[str, None] = {}
+    for _, values in scalars:
+        names.update(dict.fromkeys(values))
+    columns = {
+        name: [json_number(v[name]) if name in v else None for _, v in scalars] for name in names
+    }
+    return {"steps": steps, "values": columns}
+
+
+def scalars_from_columns(cols: dict[str, Any]) -> list[tuple[int, dict[str, float]]]:
+    steps: list[int] = cols["steps"]
+    rows: list[tuple[int, dict[str, float]]] = [(int(s), {}) for s in steps]
+    for name, column in cols["values"].items():
+        if len(column) != len(steps):
+            raise ValueError(f"scalars.values.{name}: {len(column)} values for {len(steps)} steps")
+        for (_, values), v in zip(rows, column, strict=True):
+            if v is not None:
+                values[name] = _NON_FINITE[v] if isinstance(v, str) else float(v)
+    return rows
+
+
+def run_bytes(run: SavedRun) -> int:
+    """The size a run takes in the store, near enough for a cap."""
+    frames = sum(len(data) for _, data in run.frames)
+    return frames + len(run.weights) + 16 * len(run.scalars) + len(json.dumps(run.params))
+
+
+def check_run(run: SavedRun, max_bytes: int = MAX_RUN_BYTES) -> None:
+    """Refuse a run the store must not hold: ValueError naming the field, or RunTooLarge."""
+    if not LAB_ID.match(run.lab) or len(run.lab) > 64:
+        raise ValueError(f"lab: {run.lab!r} is not a lab id")
+    if len(run.name) > MAX_NAME_CHARS:
+        raise ValueError(f"name: longer than {MAX_NAME_CHARS} characters")
+    if run.seed < 0 or run.step < 0:
+        raise ValueError("seed and step must be ≥ 0")
+    size = run_bytes(run)
+    if size > max_bytes:
+        raise RunTooLarge(
+            f"this run is {size / 2**20:.0f} MB, over the {max_bytes / 2**20:.0f} MB cap "
+            "for a saved run; save it earlier or with a smaller model"
+        )
+
+
+# -- the store -------------------------------------------------------------------------------
+class RunStore:
+    def __init__(self, path: Path, max_run_bytes: int = MAX_RUN_BYTES):
+        self.path = Path(path)
+        self.max_run_bytes = max_run_bytes
+        self._lock = threading.Lock()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves; a save is one transaction.
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the saved-runs database {self.path}: {exc}") from None
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            log.error("saved-runs database %s cannot be opened: %s", self.path, exc)
+            damaged = "malformed" in str(exc) or "not a database" in str(exc)
+            hint = (
+                "restore it from a backup, or move it aside to start with an empty store"
+                if damaged
+                else f"check that the app may write to {self.path.parent} and the disk is not full"
+            )
+            raise StoreError(f"the saved-runs database {self.path}: {exc}; {hint}") from None
+        except StoreError:
+            self._db.close()
+            raise
+
+    def _open(self) -> None:
+        db = self._db
+        # Before any table exists, so a delete can give pages back (incremental_vacuum).
+        db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")  # a committed save survives a power cut too
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute(f"PRAGMA journal_size_limit = {64 * 2**20}")  # a big save's WAL shrinks back
+        db.execute("PRAGMA busy_timeout = 5000")
+        problems = [row[0] for row in db.execute("PRAGMA integrity_check")]
+        if problems != ["ok"]:
+            log.error("saved-runs database %s failed its integrity check: %s", self.path, problems)
+            raise StoreError(
+                f"the saved-runs database {self.path} is damaged ({'; '.join(problems[:5])}); "
+                "restore it from a backup, or move it aside to start with an empty store"
+            )
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the saved-runs database {self.path} was written by a newer Shaomai Lab "
+                f"(schema {version}, this one knows {SCHEMA_VERSION}); upgrade the app"
+            )
+        if version < SCHEMA_VERSION:  # a new file (a later schema would migrate here)
+            db.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+        n = db.execute("SELECT count(*) FROM runs").fetchone()[0]
+        log.info("saved-runs store %s opened: %d runs", self.path, n)
+
+    def save(self, run: SavedRun) -> str:
+        """Store a run in one transaction (all of it or nothing); returns its new id."""
+        check_run(run, self.max_run_bytes)
+        run_id = secrets.token_urlsafe(9)
+        scalars = json.dumps(scalars_to_columns(run.scalars), separators=(",", ":"))
+        params = json.dumps(run.params, separators=(",", ":"), allow_nan=False)
+        row = (
+            run_id,
+            run.lab,
+            run.name,
+            params,
+            int(run.seed),
+            int(run.step),
+            float(run.created),
+            scalars,
+            bytes(run.weights),
+            run.token_hash,
+            len(run.scalars),
+            len(run.frames),
+            sum(len(data) for _, data in run.frames),
+            len(run.weights),
+        )
+        frames = [(run_id, i, int(step), bytes(data)) for i, (step, data) in enumerate(run.frames)]
+        with self._lock, self._transaction():
+            self._db.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(row))})", row)
+            self._db.executemany("INSERT INTO frames VALUES (?, ?, ?, ?)", frames)
+        log.info("run %s saved: %s at step %d, %d frames", run_id, run.lab, run.step, len(frames))
+        return run_id
+
+    def list(self, lab: str | None = None, limit: int = 1000, offset: int = 0) -> list[dict]:
+        """Summaries (no blobs), newest first."""
+        where, args = ("WHERE lab = ?", [lab]) if lab else ("", [])
+        sql = f"SELECT {_SUMMARY_COLUMNS} FROM runs {where} ORDER BY created DESC LIMIT ? OFFSET ?"
+        with self._lock:
+            cur = self._db.execute(sql, [*args, limit, offset])
+            return [_summary(cur.description, row) for row in cur.fetchall()]
+
+    def summary(self, run_id: str) -> dict | None:
+        with self._lock:
+            cur = self._db.execute(f"SELECT {_SUMMARY_COLUMNS} FROM runs WHERE id = ?", (run_id,))
+            row = cur.fetchone()
+            return None if row is None else _summary(cur.description, row)
+
+    def get(self, run_id: str) -> SavedRun | None:
+        with self._lock, self._transaction("DEFERRED"):  # one snapshot: the row and its frames
+            row = self._db.execute(
+                "SELECT id, lab, name, params, seed, step, created, scalars, weights, token_hash"
+                " FROM runs WHERE id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            frames = self._db.execute(
+                "SELECT step, data FROM frames WHERE run_id = ? ORDER BY seq", (run_id,)
+            ).fetchall()
+        rid, lab, name, params, seed, step, created, scalars, weights, token_hash = row
+        return SavedRun(
+            id=rid,
+            lab=lab,
+            name=name,
+            params=json.loads(params),
+            seed=seed,
+            step=step,
+            created=created,
+            scalars=scalars_from_columns(json.loads(scalars)),
+            frames=[(s, bytes(d)) for s, d in frames],
+            weights=bytes(weights),
+            token_hash=token_hash,
+        )
+
+    def delete(self, run_id: str, token: str) -> bool:
+        """Delete if `token` is the driver token that saved it; False if not (or no such run)."""
+        with self._lock:
+            row = self._db.execute("SELECT token_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None or not row[0] or not hmac.compare_digest(row[0], hash_token(token)):
+                return False
+            with self._transaction():
+                self._db.execute("DELETE FROM frames WHERE run_id = ?", (run_id,))
+                self._db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            self._db.execute("PRAGMA incremental_vacuum").fetchall()  # give pages back to the disk
+        log.info("run %s deleted", run_id)
+        return True
+
+    def backup(self, dest: Path) -> None:
+        """A consistent copy while the app runs (copying the file alone is not safe in WAL)."""
+        out = sqlite3.connect(dest)
+        try:
+            with self._lock:
+                self._db.backup(out)
+        finally:
+            out.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _transaction(self, mode: str = "IMMEDIATE") -> _Transaction:
+        return _Transaction(self._db, mode)
+
+
+class _Transaction:
+    """BEGIN … COMMIT, or ROLLBACK on any error (the caller holds the lock)."""
+
+    def __init__(self, db: sqlite3.Connection, mode: str):
+        self.db, self.mode = db, mode
+
+    def __enter__(self) -> None:
+        self.db.execute(f"BEGIN {self.mode}")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def _summary(description, row) -> dict:
+    return {col[0]: value for col, value in zip(description, row, strict=True)}
+
+
+def main() -> None:
+    """`python -m backend.store check|backup DEST [--db PATH]`: for an operator's cron job."""
+    from backend.config import get_settings
+
+    parser = argparse.ArgumentParser(prog="python -m backend.store")
+    parser.add_argument("command", choices=["check", "backup"])
+    parser.add_argument("dest", nargs="?", type=Path, help="backup file to write")
+    parser.add_argument("--db", type=Path, default=get_settings().data_dir / STORE_FILENAME)
+    args = parser.parse_args()
+    if args.command == "backup" and args.dest is None:
+        parser.error("backup needs a destination file")
+    if not args.db.exists():
+        parser.error(f"no saved-runs database at {args.db}")
+    logging.basicConfig(level="INFO", format="%(levelname)s %(message)s")
+    try:
+        store = RunStore(args.db)  # opening runs the integrity check
+    except StoreError as exc:
+        log.error("%s", exc)
+        raise SystemExit(1) from None
+    try:
+        if args.command == "backup":
+            store.backup(args.dest)
+            log.info("backup of %s written to %s", args.db, args.dest)
+        else:
+            log.info("%s passed its integrity check", args.db)
+    finally:
+        store.close()
+
+
+if __name__ == "__main__":
+    main()
