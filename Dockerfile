@@ -1,0 +1,43 @@
+# Shaomai Lab on one school server: CPU torch, the app, saved runs in a volume at /data.
+# `docker compose up -d --build`, then http://<server>:8000 (docs/deploy.md).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+
+# torch first, from PyTorch's CPU index (the same pin as the Makefile): the default index
+# would pull a multi-GB CUDA build that a school server cannot use.
+RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+
+# The dependencies in their own layer, so editing the code does not reinstall them: install
+# the project from its pyproject.toml with empty packages, then drop the project itself.
+COPY pyproject.toml README.md ./
+RUN mkdir backend models \
+    && touch backend/__init__.py models/__init__.py \
+    && pip install . \
+    && pip uninstall -y shaomai-lab \
+    && rm -rf backend models build *.egg-info
+
+# The code. Editable, so the app runs from /app with frontend/ beside backend/.
+COPY . .
+RUN pip install --no-deps -e . \
+    && useradd --create-home --uid 1000 shaomai \
+    && mkdir -p /data \
+    && chown shaomai:shaomai /data
+USER shaomai
+
+ENV SHAOMAI_HOST=0.0.0.0 \
+    SHAOMAI_PORT=8000 \
+    SHAOMAI_DATA_DIR=/data
+VOLUME ["/data"]
+EXPOSE 8000
+
+# python:3.11-slim has no curl: ask /api/health with the standard library.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/api/health' % os.environ.get('SHAOMAI_PORT', '8000'), timeout=4)"]
+
+CMD ["python", "-m", "backend"]
