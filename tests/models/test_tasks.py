@@ -141,7 +141,16 @@ def train(task, recipe, max_steps, every=25):
     return model, None
 
 
-def test_default_reverse_recipe_learns_reverse_with_an_anti_diagonal_head():
+@pytest.fixture
+def one_thread():
+    """One torch thread, as a lab session runs: two threads on a busy 2-core box are slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_default_reverse_recipe_learns_reverse_with_an_anti_diagonal_head(one_thread):
     task = ReverseTask()
     assert default_recipe(task) == DEFAULT_REVERSE
     model, step = train(task, DEFAULT_REVERSE, max_steps=200)
