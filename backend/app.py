@@ -14,9 +14,10 @@ from fastapi.staticfiles import StaticFiles
 from backend import __version__
 from backend.config import Settings, get_settings
 from backend.labs import load_all
-from backend.routes import catalog, health, ws
+from backend.manager import SessionManager
+from backend.routes import catalog, classroom, health, runs, ws
 from backend.security import SecurityHeaders
-from backend.sessions import SessionManager
+from backend.store import STORE_FILENAME, RunStore
 
 log = logging.getLogger("shaomai")
 FRONTEND = Path(__file__).resolve().parent.parent / "frontend"
@@ -29,10 +30,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        # A damaged store stops start-up with a clear message (docs/deploy.md).
+        app.state.store = RunStore(
+            settings.data_dir / STORE_FILENAME, int(settings.max_run_mb * 2**20)
+        )
         app.state.sessions = SessionManager(settings)
         app.state.sessions.start()
         yield
         await app.state.sessions.stop()
+        app.state.store.close()
 
     app = FastAPI(title="Shaomai Lab", version=__version__, lifespan=lifespan)
     app.state.settings = settings
@@ -40,6 +46,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(catalog.router)
     app.include_router(ws.router)
+    app.include_router(classroom.router)
+    app.include_router(runs.router)
 
     @app.get("/vendor/plotly.min.js", include_in_schema=False)
     def plotly_js() -> FileResponse:

@@ -14,6 +14,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     data_dir: Path = Path("data")
+    # The address students use, for join links and QR codes (default: the address the
+    # teacher's browser used — set this when the teacher opens the app as localhost).
+    public_url: str = ""
     log_level: str = "info"
 
     # Limits. Over a cap is an error (`busy`, `too_large`), never an out-of-memory.
@@ -28,7 +31,11 @@ class Settings(BaseSettings):
     max_steps: int = 200_000  # a session's lifetime in steps (scalars are kept whole)
     frame_fps: float = 30.0  # tensor frames per second while playing; scalars go out for every step
     timeline_mb: float = 64.0  # recorded frames per session for seek
+    max_run_mb: float = 256.0  # one saved run (weights + frames + scalars)
+    max_import_mb: float = 128.0  # one imported run export (JSON)
     messages_per_s: float = 50.0  # per connection, averaged; bursts up to 2 s worth
+    join_attempts_per_min: int = 30  # per address: a class joins once, a guesser is stopped
+    sessions_per_ip_per_min: int = 60  # new sessions per address per minute
     # A session with no connection is kept this long for a rejoin, then reaped.
     idle_grace_s: float = 300.0
     reap_interval_s: float = 10.0

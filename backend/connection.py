@@ -22,16 +22,22 @@ from backend import protocol, wire
 from backend.bus import Outbox
 from backend.config import Settings
 from backend.labs.base import LabError
-from backend.sessions import Session, SessionError, SessionManager
+from backend.manager import SessionManager
+from backend.saving import open_saved, save_session
+from backend.sessions import Session, SessionError
+from backend.store import RunStore
 
 log = logging.getLogger("shaomai.ws")
 HISTORY_BATCH = 5000  # scalar steps per message when catching up
 
 
 class Connection:
-    def __init__(self, ws: WebSocket, sessions: SessionManager, settings: Settings):
+    def __init__(
+        self, ws: WebSocket, sessions: SessionManager, settings: Settings, store: RunStore
+    ):
         self.ws = ws
         self.sessions = sessions
+        self.store = store
         self.settings = settings
         self.box = Outbox()
         self.session: Session | None = None
@@ -173,6 +179,8 @@ class Connection:
             self.box.tensors = None if msg.tensors == "*" else set(msg.tensors)
             self.box.max_fps = msg.max_fps
             return
+        if kind == "fork":
+            return await self._fork(s)
         if kind == "seek":
             data = s.seek(msg.step)
             if data is None:
@@ -181,6 +189,13 @@ class Connection:
             return
         if self.role != "driver":
             raise SessionError("forbidden", f"viewers cannot `{kind}`; fork to drive your own")
+        if kind == "share":
+            code = self.sessions.share(s)
+            return self.reply({"type": "shared", "code": code, "url": f"/join/{code}"})
+        if kind == "view":
+            return s.set_view(msg.state.model_dump(exclude_none=True))
+        if s.read_only and kind != "save":
+            raise SessionError("forbidden", "this is a replay of a saved run; fork it to train")
         async with s.command_lock:
             if kind == "control":
                 await self._control(s, msg)
@@ -188,6 +203,9 @@ class Connection:
                 await s.set_params(msg.params)
             elif kind == "infer":
                 await s.infer(msg.input)
+            elif kind == "save":
+                run_id = await save_session(self.store, s, msg.name)
+                self.reply({"type": "saved", "run": run_id})
 
     async def _control(self, s: Session, msg) -> None:
         if msg.action == "play":
@@ -202,19 +220,31 @@ class Connection:
     async def _open(self, msg) -> None:
         if self.session is not None:
             raise SessionError("bad_message", "this connection already has a session")
-        s = await self.sessions.create(msg.lab, msg.params, msg.seed, self.ip)
+        if msg.run is not None:
+            s = await open_saved(self.sessions, self.store, msg.run, msg.mode, self.ip)
+        else:
+            s = await self.sessions.create(msg.lab, msg.params, msg.seed, self.ip)
         self._attach(s, "driver")
 
     async def _join(self, msg) -> None:
         if self.session is not None:
             raise SessionError("bad_message", "this connection already has a session")
-        s = self.sessions.get(msg.session)
+        if msg.code is not None:
+            s = self.sessions.by_code(msg.code, self.ip)
+        else:
+            s = self.sessions.get(msg.session)
         role = "viewer"
         if msg.token is not None:
             if not secrets.compare_digest(msg.token.encode(), s.token.encode()):
                 raise SessionError("forbidden", "wrong driver token", "token")
             role = "driver"
         self._attach(s, role)
+
+    async def _fork(self, source: Session) -> None:
+        forked = await self.sessions.fork(source, self.ip)
+        self._detach()
+        self.box.rewind()
+        self._attach(forked, "driver")
 
     def _attach(self, s: Session, role: str) -> None:
         self.session, self.role = s, role
@@ -225,6 +255,7 @@ class Connection:
                 role=role,
                 lab=s.lab_cls.id,
                 params=s.params.model_dump(),
+                read_only=s.read_only,
                 schema=s.lab_cls.Params.model_json_schema(),
                 step=s.step,
                 state=s.state,
@@ -236,6 +267,10 @@ class Connection:
         s.bus.subscribe(self.box)
         s.touch()
         s.bus.publish_text(s.status())  # everyone sees the new connection count
+        if s.view_state and role == "viewer":
+            self.reply({"type": "view", "state": s.view_state})
+        if s.share_code and role == "driver":
+            self.reply({"type": "shared", "code": s.share_code, "url": f"/join/{s.share_code}"})
         latest = s.timeline.frame_at(s.step)
         if latest is not None:
             self.box.put_frame(latest)

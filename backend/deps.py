@@ -8,7 +8,8 @@ from fastapi import Depends
 from starlette.requests import HTTPConnection
 
 from backend.config import Settings
-from backend.sessions import SessionManager
+from backend.manager import SessionManager
+from backend.store import RunStore
 
 
 def _sessions(conn: HTTPConnection) -> SessionManager:
@@ -19,5 +20,10 @@ def _settings(conn: HTTPConnection) -> Settings:
     return conn.app.state.settings
 
 
+def _store(conn: HTTPConnection) -> RunStore:
+    return conn.app.state.store
+
+
 SessionsDep = Annotated[SessionManager, Depends(_sessions)]
 SettingsDep = Annotated[Settings, Depends(_settings)]
+StoreDep = Annotated[RunStore, Depends(_store)]

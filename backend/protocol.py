@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 PROTOCOL_VERSION = 1
 
@@ -25,16 +25,35 @@ class _Msg(BaseModel):
 
 
 class Open(_Msg):
+    """A new session of `lab`, or of a saved `run` (replayed read-only, or resumed)."""
+
     type: Literal["open"]
-    lab: str = Field(max_length=64)
+    lab: str | None = Field(default=None, max_length=64)
     params: dict[str, Any] = Field(default_factory=dict)
     seed: int = Field(default=0, ge=0, le=2**31 - 1)
+    run: str | None = Field(default=None, max_length=64)
+    mode: Literal["replay", "resume"] = "replay"
+
+    @model_validator(mode="after")
+    def _lab_or_run(self) -> Open:
+        if (self.lab is None) == (self.run is None):
+            raise ValueError("give exactly one of `lab` and `run`")
+        return self
 
 
 class Join(_Msg):
+    """Join by session id (a rejoin; as driver with the token) or by a class join code."""
+
     type: Literal["join"]
-    session: str = Field(max_length=64)
+    session: str | None = Field(default=None, max_length=64)
+    code: str | None = Field(default=None, max_length=16)
     token: str | None = Field(default=None, max_length=128)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Join:
+        if (self.session is None) == (self.code is None):
+            raise ValueError("give exactly one of `session` and `code`")
+        return self
 
 
 class Control(_Msg):
@@ -66,8 +85,44 @@ class Subscribe(_Msg):
     max_fps: float | None = Field(default=None, gt=0, le=120)
 
 
+class Share(_Msg):
+    """The driver asks for a class join code."""
+
+    type: Literal["share"]
+
+
+class ViewState(_Msg):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    layer: int | None = Field(default=None, ge=0, le=64)
+    head: int | None = Field(default=None, ge=0, le=64)
+    hover: int | None = Field(default=None, ge=-1, le=4096)  # hovered token (-1: none)
+    scrub: int | None = Field(default=None, ge=-1)  # the step the driver looks at (-1: live)
+    present: bool | None = None
+    blank: bool | None = None
+
+
+class View(_Msg):
+    """The driver's view state; viewers follow it."""
+
+    type: Literal["view"]
+    state: ViewState
+
+
+class Fork(_Msg):
+    """Start an own session from this one's params, seed, step and weights."""
+
+    type: Literal["fork"]
+
+
+class Save(_Msg):
+    type: Literal["save"]
+    name: str = Field(default="", max_length=120)
+
+
 ClientMessage = Annotated[
-    Open | Join | Control | Set | Seek | Infer | Subscribe, Field(discriminator="type")
+    Open | Join | Control | Set | Seek | Infer | Subscribe | Share | View | Fork | Save,
+    Field(discriminator="type"),
 ]
 client_message = TypeAdapter(ClientMessage)
 
@@ -90,6 +145,7 @@ def ready(
     state: str,
     seed: int,
     run: int,
+    read_only: bool = False,
     token: str | None = None,
 ) -> dict[str, Any]:
     out = {
@@ -104,6 +160,7 @@ def ready(
         "step": step,
         "state": state,
         "run": run,
+        "read_only": read_only,
     }
     if token is not None:
         out["token"] = token

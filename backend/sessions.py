@@ -1,4 +1,4 @@
-"""Session: one lab run, its worker thread and timeline. SessionManager: creation and limits.
+"""Session: one lab run, its worker thread and timeline (SessionManager is in manager.py).
 
 All torch work runs on the session's own single worker thread (one torch thread each), so a
 slow step never stalls the event loop or another session. The worker reports each step back
@@ -9,6 +9,7 @@ the bus, so neither needs a lock. Commands are serialized by the single-thread e
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import math
 import secrets
@@ -23,7 +24,6 @@ from pydantic import ValidationError
 from backend import wire
 from backend.bus import FrameBus
 from backend.config import Settings
-from backend.labs import REGISTRY
 from backend.labs.base import Lab, LabError, LabParams
 from backend.timeline import Timeline
 
@@ -98,6 +98,9 @@ class Session:
         self._speed = settings.max_steps_per_s
         self._wstep = 0  # the worker's step counter
         self._last_frame_t = 0.0
+        self.view_state: dict[str, Any] = {}
+        self.read_only = False  # a replayed saved run: watch and seek, fork to train
+        self.share_code: str | None = None
 
     # -- plumbing -------------------------------------------------------------------------
     async def _work(self, fn, *args):
@@ -132,11 +135,16 @@ class Session:
             self.bus.poke()
 
     # -- worker-side ----------------------------------------------------------------------
-    def _build(self) -> None:
+    def _build(self, state: dict | None = None, step: int = 0) -> None:
         torch.manual_seed(self.seed)
         self.lab = self.lab_cls(self.params, self.seed, self.device)
-        self._wstep = 0
+        if state is not None:  # a fork or a saved run: the weights and the step go on
+            self.lab.load_state_dict(state)
+        self._wstep = step
         self._snapshot(self.epoch)
+
+    def _copy_state(self) -> dict:
+        return copy.deepcopy(self.lab.state_dict())
 
     def _snapshot(self, epoch: int) -> None:
         frame = self.lab.snapshot()
@@ -185,8 +193,29 @@ class Session:
         return None
 
     # -- commands (loop-side) -------------------------------------------------------------
-    async def start(self) -> None:
-        await self._guard(self._work(self._build))
+    async def start(
+        self,
+        state: dict | None = None,
+        step: int = 0,
+        scalars: list[tuple[int, dict]] | None = None,
+        frames: list[tuple[int, bytes]] | None = None,
+    ) -> None:
+        """Build the lab; a fork or a saved run also brings weights, step and history."""
+        for st, values in scalars or ():
+            self.timeline.add_scalars(st, values)
+        for st, data in frames or ():
+            self.timeline.add_frame(st, data)
+        self.step = step
+        await self._guard(self._work(self._build, state, step))
+
+    async def copy_state(self) -> dict:
+        """A deep copy of the lab's state, taken on the worker between two steps."""
+        return await self._guard(self._work(self._copy_state))
+
+    def set_view(self, state: dict[str, Any]) -> None:
+        """The driver's view (selected head, hovered token, scrub step, presenter): viewers follow."""
+        self.view_state = {**self.view_state, **state}
+        self.bus.publish_text({"type": "view", "state": state})
 
     async def _guard(self, coro):
         """Run worker code; a lab bug puts this session in `error`, never the server."""
@@ -322,60 +351,3 @@ class Session:
         if self._player:
             self._player.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
-
-
-class SessionManager:
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.sessions: dict[str, Session] = {}
-        self._reaper: asyncio.Task | None = None
-
-    async def create(self, lab_id: str, raw: dict, seed: int, ip: str) -> Session:
-        lab_cls = REGISTRY.get(lab_id)
-        if lab_cls is None:
-            raise SessionError("not_found", f"no lab {lab_id!r}", "lab")
-        params = validate_params(lab_cls, raw, self.settings)
-        if len(self.sessions) >= self.settings.max_sessions:
-            raise SessionError("busy", "the server is running its maximum number of sessions")
-        mine = sum(1 for s in self.sessions.values() if s.owner_ip == ip)
-        if mine >= self.settings.max_sessions_per_ip:
-            raise SessionError("busy", "too many sessions from this address; close some first")
-        session = Session(lab_cls, params, seed, self.settings, ip)
-        self.sessions[session.id] = session
-        try:
-            await session.start()
-        except Exception:
-            self.sessions.pop(session.id, None)
-            await session.close()
-            raise
-        log.info("session %s opened: %s", session.id[:6], lab_id)
-        return session
-
-    def get(self, session_id: str) -> Session:
-        session = self.sessions.get(session_id)
-        if session is None:
-            raise SessionError("not_found", "no such session (it may have expired)", "session")
-        return session
-
-    async def reap(self) -> None:
-        now = time.monotonic()
-        for sid, s in list(self.sessions.items()):
-            if len(s.bus) == 0 and now - s.last_active > self.settings.idle_grace_s:
-                log.info("session %s reaped after %.0f s idle", sid[:6], now - s.last_active)
-                self.sessions.pop(sid, None)
-                await s.close()
-
-    async def _reap_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.reap_interval_s)
-            await self.reap()
-
-    def start(self) -> None:
-        self._reaper = asyncio.create_task(self._reap_forever())
-
-    async def stop(self) -> None:
-        if self._reaper:
-            self._reaper.cancel()
-        for s in list(self.sessions.values()):
-            await s.close()
-        self.sessions.clear()

@@ -44,12 +44,22 @@ def open_lab(ws, lab: str, params: dict | None = None, seed: int = 0) -> dict[st
 
 
 def step(ws, count: int = 1) -> list[dict[str, Any]]:
-    """Step and collect every message up to the closing `status` (state back to paused/done)."""
+    """Step and collect every message up to the `status` that closes the command.
+
+    The last step of a `step` command always sends a frame, then a status: so the closing
+    status is the first one that follows a frame (earlier statuses are about connections).
+    """
     send(ws, {"type": "control", "action": "step", "count": count})
-    status, seen = recv_until(
-        ws, lambda m: m["type"] == "status" and m["state"] != "playing" and m["step"] >= 1
-    )
-    return [*seen, status]
+    seen: list[dict[str, Any]] = []
+    framed = False
+    while True:
+        msg = recv(ws)
+        seen.append(msg)
+        if msg["type"] == "error":
+            raise AssertionError(f"step refused: {msg}")
+        framed = framed or msg["type"] == "frame"
+        if framed and msg["type"] == "status" and msg["state"] != "playing":
+            return seen
 
 
 def frames(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -17,15 +17,13 @@ from typing import Annotated
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field, ValidationError
 
-from backend.deps import SettingsDep
+from backend.deps import SettingsDep, StoreDep
 from backend.labs import REGISTRY
 from backend.run_export import RunFile, export_json, import_json, parse_json
 from backend.store import LAB_ID, RunStore, RunTooLarge, hash_token
-from backend.store_deps import StoreDep
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 
-DEFAULT_MAX_IMPORT_MB = 128.0  # until Settings has max_import_mb (SHAOMAI_MAX_IMPORT_MB)
 # One import at a time: each holds the file, its parsed JSON and the decoded run in memory.
 _IMPORT_LOCK = threading.Lock()
 
@@ -102,7 +100,7 @@ def export_run(run_id: str, store: StoreDep) -> Response:
 )
 async def import_run(request: Request, store: StoreDep, settings: SettingsDep) -> ImportedRun:
     """Store a run exported by any Shaomai Lab; the answer carries a token that deletes it."""
-    cap = int(getattr(settings, "max_import_mb", DEFAULT_MAX_IMPORT_MB) * 2**20)
+    cap = int(settings.max_import_mb * 2**20)
     too_big = HTTPException(413, f"body: over the {cap / 2**20:.0f} MB cap for an import")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > cap:

@@ -5,7 +5,7 @@ import logging
 from fastapi import APIRouter, WebSocket
 
 from backend.connection import Connection
-from backend.deps import SessionsDep, SettingsDep
+from backend.deps import SessionsDep, SettingsDep, StoreDep
 from backend.security import origin_allowed
 
 log = logging.getLogger("shaomai.ws")
@@ -14,7 +14,9 @@ router = APIRouter()
 
 
 @router.websocket("/ws")
-async def websocket_endpoint(websocket: WebSocket, sessions: SessionsDep, settings: SettingsDep):
+async def websocket_endpoint(
+    websocket: WebSocket, sessions: SessionsDep, settings: SettingsDep, store: StoreDep
+):
     """Protocol version 1 (docs/protocol.md): JSON text in, JSON text and binary frames out."""
     origin = websocket.headers.get("origin")
     if not origin_allowed(origin, websocket.headers.get("host"), settings):
@@ -22,4 +24,4 @@ async def websocket_endpoint(websocket: WebSocket, sessions: SessionsDep, settin
         await websocket.close(code=1008)  # before accept: the upgrade gets HTTP 403
         return
     await websocket.accept()
-    await Connection(websocket, sessions, settings).run()
+    await Connection(websocket, sessions, settings, store).run()

@@ -1,0 +1,126 @@
+"""SessionManager: creating, finding, forking and reaping sessions, within the limits."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from backend.classroom import AttemptLimiter, new_code, normalize_code
+from backend.config import Settings
+from backend.labs import REGISTRY
+from backend.sessions import Session, SessionError, validate_params
+
+log = logging.getLogger("shaomai.sessions")
+
+
+class SessionManager:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.sessions: dict[str, Session] = {}
+        self.codes: dict[str, str] = {}  # join code -> session id
+        self.joins = AttemptLimiter(settings.join_attempts_per_min)
+        self.opens = AttemptLimiter(settings.sessions_per_ip_per_min)
+        self._reaper: asyncio.Task | None = None
+
+    async def create(
+        self,
+        lab_id: str,
+        raw: dict,
+        seed: int,
+        ip: str,
+        *,
+        state: dict | None = None,
+        step: int = 0,
+        scalars: list[tuple[int, dict]] | None = None,
+        frames: list[tuple[int, bytes]] | None = None,
+    ) -> Session:
+        lab_cls = REGISTRY.get(lab_id)
+        if lab_cls is None:
+            raise SessionError("not_found", f"no lab {lab_id!r}", "lab")
+        params = validate_params(lab_cls, raw, self.settings)
+        if len(self.sessions) >= self.settings.max_sessions:
+            raise SessionError("busy", "the server is running its maximum number of sessions")
+        mine = sum(1 for s in self.sessions.values() if s.owner_ip == ip)
+        if mine >= self.settings.max_sessions_per_ip:
+            raise SessionError("busy", "too many sessions from this address; close some first")
+        if not self.opens.allow(ip):
+            raise SessionError("busy", "too many new sessions from this address; wait a minute")
+        session = Session(lab_cls, params, seed, self.settings, ip)
+        self.sessions[session.id] = session
+        try:
+            await session.start(state, step, scalars, frames)
+        except Exception:
+            self.sessions.pop(session.id, None)
+            await session.close()
+            raise
+        log.info("session %s opened: %s", session.id[:6], lab_id)
+        return session
+
+    def get(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise SessionError("not_found", "no such session (it may have expired)", "session")
+        return session
+
+    # -- classroom ------------------------------------------------------------------------
+    def share(self, session: Session) -> str:
+        """The session's join code (one per session; it expires with the session)."""
+        if session.share_code is None:
+            session.share_code = new_code(self.codes)
+            self.codes[session.share_code] = session.id
+        return session.share_code
+
+    def by_code(self, code: str, ip: str) -> Session:
+        if not self.joins.allow(ip):
+            raise SessionError("busy", "too many join attempts from this address; wait a minute")
+        sid = self.codes.get(normalize_code(code))
+        if sid is None or sid not in self.sessions:
+            raise SessionError("not_found", "no class with this code (it may have ended)", "code")
+        return self.sessions[sid]
+
+    async def fork(self, source: Session, ip: str) -> Session:
+        """A new session from `source`'s params, seed, step, weights and scalar history."""
+        state = await source.copy_state()
+        history = list(zip(*source.timeline.scalars_after(-1), strict=True))
+        forked = await self.create(
+            source.lab_cls.id,
+            source.params.model_dump(),
+            source.seed,
+            ip,
+            state=state,
+            step=source.step,
+            scalars=history,
+        )
+        log.info("session %s forked from %s at step %d", forked.id[:6], source.id[:6], source.step)
+        return forked
+
+    # -- lifetime -------------------------------------------------------------------------
+    async def close(self, session: Session) -> None:
+        self.sessions.pop(session.id, None)
+        if session.share_code:
+            self.codes.pop(session.share_code, None)
+        await session.close()
+
+    async def reap(self) -> None:
+        now = time.monotonic()
+        for s in list(self.sessions.values()):
+            if len(s.bus) == 0 and now - s.last_active > self.settings.idle_grace_s:
+                log.info("session %s reaped after %.0f s idle", s.id[:6], now - s.last_active)
+                await self.close(s)
+        self.joins.prune()
+        self.opens.prune()
+
+    async def _reap_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.reap_interval_s)
+            await self.reap()
+
+    def start(self) -> None:
+        self._reaper = asyncio.create_task(self._reap_forever())
+
+    async def stop(self) -> None:
+        if self._reaper:
+            self._reaper.cancel()
+        for s in list(self.sessions.values()):
+            await self.close(s)

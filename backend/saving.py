@@ -1,0 +1,61 @@
+"""Save a live session into the run store, and reopen a saved run as a session."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from backend import wire
+from backend.manager import SessionManager
+from backend.sessions import Session, SessionError
+from backend.store import RunStore, RunTooLarge, SavedRun, hash_token, pack_weights, unpack_weights
+
+
+async def save_session(store: RunStore, s: Session, name: str) -> str:
+    """Params, seed, every scalar, the (thinned) timeline and the weights, in one transaction."""
+    tl = s.timeline
+    scalars = list(zip(tl.scalar_steps, tl.scalar_values, strict=True))
+    frames = list(zip(tl.frame_steps, tl.frames, strict=True))
+    step = s.step
+    state = await s.copy_state()
+    weights = await asyncio.to_thread(pack_weights, state)
+    run = SavedRun(
+        id="",
+        lab=s.lab_cls.id,
+        name=name or f"{s.lab_cls.id} · step {step}",
+        params=s.params.model_dump(mode="json"),
+        seed=s.seed,
+        step=step,
+        created=time.time(),
+        scalars=scalars,
+        frames=frames,
+        weights=weights,
+        token_hash=hash_token(s.token),
+    )
+    try:
+        return await asyncio.to_thread(store.save, run)
+    except RunTooLarge as exc:
+        raise SessionError("too_large", str(exc)) from None
+
+
+async def open_saved(
+    sessions: SessionManager, store: RunStore, run_id: str, mode: str, ip: str
+) -> Session:
+    run = await asyncio.to_thread(store.get, run_id)
+    if run is None:
+        raise SessionError("not_found", "no saved run with this id", "run")
+    state = await asyncio.to_thread(unpack_weights, run.weights)
+    # Saved frames carry the run number of the session that recorded them; this is run 0.
+    frames = [(st, wire.patch_header(data, {"run": 0})) for st, data in run.frames]
+    s = await sessions.create(
+        run.lab,
+        run.params,
+        run.seed,
+        ip,
+        state=state,
+        step=run.step,
+        scalars=run.scalars,
+        frames=frames,
+    )
+    s.read_only = mode == "replay"
+    return s
