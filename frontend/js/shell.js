@@ -7,6 +7,8 @@ import { readUrl, schemaDefaults, writeUrl } from './core/url.js';
 import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
 import { scrubber } from './components/scrubber.js';
+import { classroom } from './classroom.js';
+import { presenter } from './presenter.js';
 
 const $ = (s) => document.querySelector(s);
 
@@ -16,6 +18,16 @@ function toast(text) {
   el.hidden = false;
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => { el.hidden = true; }, 6000);
+}
+
+// A polite text alternative of what the charts show, for screen readers.
+let lastAnnounce = 0;
+function announce(frame) {
+  const now = performance.now();
+  if (now - lastAnnounce < 3000) return;
+  lastAnnounce = now;
+  const parts = Object.entries(frame.scalars).slice(0, 3).map(([k, v]) => `${k} ${Number.isFinite(v) ? Number(v.toPrecision(3)) : v}`);
+  $('#announce').textContent = t('announce', { values: parts.join(', '), step: frame.step });
 }
 
 function banner(text, kind = 'info') {
@@ -60,9 +72,10 @@ async function main() {
 
   const bar = controls($('#controls'), { onAction: (action, extra) => client.control(action, extra) });
   const scrub = scrubber($('#scrubber'), {
-    onSeek: (step) => { client.send({ type: 'seek', step }); saveUrl({ step }); },
-    onLive: () => { client.send({ type: 'seek', step: store.get('step') }); saveUrl({ step: null }); },
+    onSeek: (step) => { client.send({ type: 'seek', step }); saveUrl({ step }); cls.scrubbed(step); },
+    onLive: () => { client.send({ type: 'seek', step: store.get('step') }); saveUrl({ step: null }); cls.scrubbed(-1); },
   });
+  const cls = classroom($('#class-tools'), { client, store, scrub, toast, labId });
   $('#params').addEventListener('submit', (e) => e.preventDefault());
   const form = paramForm($('#params'), { schema: info.schema, onChange: (p) => ctx.setParams(p) });
   form.build(store.get('params'));
@@ -85,10 +98,11 @@ async function main() {
     store.set('seed', m.seed);
     newRun(m.run);
     form.build(m.params);
-    const ro = m.role !== 'driver';
+    store.set('readOnly', !!m.read_only);
+    const ro = m.role !== 'driver' || m.read_only;
     form.setReadOnly(ro);
     bar.setReadOnly(ro);
-    $('#role').textContent = ro ? t('viewer_badge') : '';
+    $('#role').textContent = m.read_only ? t('replay_badge') : ro ? t('viewer_badge') : '';
     bar.setState(m.state, m.step);
     store.set('step', m.step);
     scrub.setLatest(m.step);
@@ -128,7 +142,12 @@ async function main() {
     const t0 = performance.now();
     const { frame, infer } = draw;
     draw.frame = draw.infer = null;
-    if (frame) { view.frame(frame); $('#frame-step').textContent = String(frame.step); }
+    if (frame) {
+      view.frame(frame);
+      $('#frame-step').textContent = String(frame.step);
+      store.set('shownStep', frame.step);
+      announce(frame);
+    }
     if (infer) (view.infer || view.frame)(infer);
     draw.end = performance.now();
     draw.cost = Math.min(250, draw.end - t0);
@@ -173,22 +192,33 @@ async function main() {
 
   const urlKey = () => JSON.stringify([store.get('params'), store.get('seed')]);
   const saved = JSON.parse(sessionStorage.getItem(`shaomai:${labId}`) || 'null');
-  if (saved && saved.key === urlKey()) client.join(saved.session, saved.token);
+  const q = new URLSearchParams(location.search);
+  if (q.get('join')) client.start({ type: 'join', code: q.get('join') });
+  else if (q.get('run')) client.start({ type: 'open', run: q.get('run'), mode: q.get('mode') === 'resume' ? 'resume' : 'replay' });
+  else if (saved && saved.key === urlKey()) client.join(saved.session, saved.token);
   else client.open(labId, store.get('params'), store.get('seed'));
 
-  document.addEventListener('keydown', (e) => {
-    if (e.target.closest('input, textarea, select, [contenteditable]') && e.key !== 'Escape') return;
-    if (e.key === ' ') { e.preventDefault(); bar.togglePlay(); }
-    else if (e.key === 'ArrowRight' && e.shiftKey) scrub.seekTo(scrub.value + 1);
-    else if (e.key === 'ArrowLeft' && e.shiftKey) scrub.seekTo(scrub.value - 1);
-    else if (e.key === 'ArrowRight') client.control('step', { count: 1 });
-  });
+  presenter({ store, client, scrub, bar, url });
+  // Plotly charts size themselves on window resizes only: follow layout changes too.
+  const resizePlots = () => requestAnimationFrame(() => requestAnimationFrame(() => {
+    const big = !!store.get('present'); // readable from the back of a room
+    for (const el of document.querySelectorAll('.js-plotly-plot')) {
+      if (!!el.dataset.present !== big) {
+        el.dataset.present = big ? '1' : '';
+        window.Plotly.relayout(el, { 'font.size': big ? 17 : 12 });
+      }
+      window.Plotly.Plots.resize(el);
+    }
+  }));
+  store.on('present', resizePlots);
+  resizePlots();
   $('#lang-btn').onclick = () => setLang(currentLang() === 'zh' ? 'en' : 'zh');
   lang.on('lang', () => {
     titles();
     form.build(store.get('params'));
     form.setReadOnly(store.get('role') !== 'driver');
     bar.relabel();
+    cls.relabel();
     bar.setState(store.get('state'), store.get('step'));
     scrub.relabel();
     view.relabel?.();

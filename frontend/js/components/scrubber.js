@@ -25,7 +25,8 @@ export function scrubber(el, { onSeek, onLive }) {
     clearTimeout(sendTimer); // one seek per pause in the drag, not one per pixel
     sendTimer = setTimeout(() => (scrubbing ? onSeek(Number(range.value)) : onLive()), 30);
   };
-  live.onclick = () => { scrubbing = false; range.value = latest; label(); onLive(); };
+  const goLive = () => { scrubbing = false; range.value = latest; label(); onLive(); };
+  live.onclick = goLive;
   label();
   return {
     el,
@@ -42,6 +43,7 @@ export function scrubber(el, { onSeek, onLive }) {
       range.value = String(s);
       range.oninput();
     },
+    goLive,
     reset() { scrubbing = false; latest = 0; range.max = '0'; range.value = '0'; label(); },
     relabel: label,
   };

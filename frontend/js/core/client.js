@@ -22,15 +22,15 @@ export class LabClient {
     for (const fn of this.handlers.get(type) || []) fn(msg);
   }
 
-  open(lab, params, seed) {
-    this.pending = { type: 'open', lab, params, seed };
+  /** Connect and send `first` (an open or join message); later drops rejoin the session. */
+  start(first) {
+    this.pending = first;
     this.connect();
   }
 
-  join(session, token) {
-    this.pending = { type: 'join', session, ...(token ? { token } : {}) };
-    this.connect();
-  }
+  open(lab, params, seed) { this.start({ type: 'open', lab, params, seed }); }
+
+  join(session, token) { this.start({ type: 'join', session, ...(token ? { token } : {}) }); }
 
   connect() {
     const ws = new WebSocket(this.url);

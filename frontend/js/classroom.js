@@ -1,0 +1,105 @@
+// The class: share a join code with a QR, follow the teacher's view, fork, save, export.
+import { t } from './core/i18n.js';
+
+// Store keys that make up the view state a class follows, and their wire names.
+const VIEW_KEYS = { layer: 'layer', head: 'head', hoverToken: 'hover', present: 'present', blank: 'blank' };
+
+function button(key, onClick, cls = '') {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.dataset.i18n = key;
+  b.dataset.act = key;
+  b.className = cls;
+  b.textContent = t(key);
+  b.onclick = onClick;
+  return b;
+}
+
+export function classroom(root, { client, store, scrub, toast, labId }) {
+  root.classList.add('class-tools');
+  const share = button('share_class', () => client.send({ type: 'share' }));
+  const fork = button('fork', () => client.send({ type: 'fork' }));
+  const save = button('save_run', () => client.send({ type: 'save', name: '' }));
+  const exportBtn = button('export_json', () => { exporting = true; client.send({ type: 'save', name: '' }); });
+  const count = document.createElement('span');
+  count.className = 'connections';
+  count.setAttribute('aria-live', 'polite');
+  root.append(share, fork, save, exportBtn, count);
+  let exporting = false;
+
+  // The share overlay: the code, large, with its QR and link, for the projector.
+  const overlay = document.createElement('div');
+  overlay.className = 'share-overlay';
+  overlay.hidden = true;
+  overlay.setAttribute('role', 'dialog');
+  overlay.innerHTML = `<div class="share-card"><h2 data-i18n="join_title"></h2>
+    <p class="code"></p><img alt="" class="qr"><p class="link"></p><p class="hint" data-i18n="join_hint"></p>
+    <p class="warn" hidden data-i18n="join_localhost"></p>
+    <button type="button" class="close" data-i18n="close"></button></div>`;
+  document.body.append(overlay);
+  overlay.querySelector('.close').onclick = () => { overlay.hidden = true; share.focus(); };
+  overlay.addEventListener('keydown', (e) => { if (e.key === 'Escape') overlay.querySelector('.close').click(); });
+
+  client.on('shared', (m) => {
+    const link = `${location.origin}${m.url}`;
+    overlay.querySelector('.code').textContent = m.code.replace(/(...)(...)/, '$1 $2');
+    overlay.querySelector('.qr').src = `/api/join/${m.code}/qr.svg`;
+    overlay.querySelector('.qr').alt = t('qr_alt', { link });
+    overlay.querySelector('.link').textContent = link;
+    overlay.querySelector('.warn').hidden = !['localhost', '127.0.0.1', '[::1]'].includes(location.hostname);
+    store.set('shareCode', m.code);
+    if (store.get('wantShare')) { overlay.hidden = false; overlay.querySelector('.close').focus(); }
+  });
+  share.addEventListener('click', () => store.set('wantShare', true));
+  client.on('saved', (m) => {
+    toast(t('saved_as', { id: m.run }));
+    if (exporting) { exporting = false; location.assign(`/api/runs/${m.run}/export.json`); }
+  });
+
+  const renderRole = () => {
+    const role = store.get('role');
+    const readOnly = store.get('readOnly');
+    share.hidden = role !== 'driver' || readOnly;
+    save.hidden = role !== 'driver';
+    exportBtn.hidden = role !== 'driver';
+    fork.hidden = role === null;
+    const n = store.get('connections') || 0;
+    count.textContent = role === 'driver' && n > 1 ? t('n_connected', { n: n - 1 }) : '';
+  };
+  store.on('role', renderRole);
+  store.on('connections', renderRole);
+  store.on('readOnly', renderRole);
+
+  // The driver's view state goes to the class, a few times a second at most.
+  let pending = {};
+  let timer = null;
+  const flush = () => { timer = null; client.send({ type: 'view', state: pending }); pending = {}; };
+  const applying = { now: false };
+  store.on('*', (key, value) => {
+    if (!(key in VIEW_KEYS) || store.get('role') !== 'driver' || applying.now) return;
+    pending[VIEW_KEYS[key]] = value === null || value === undefined ? (key === 'hoverToken' ? -1 : value) : value;
+    if (pending[VIEW_KEYS[key]] === undefined) delete pending[VIEW_KEYS[key]];
+    if (!timer) timer = setTimeout(flush, 60);
+  });
+  // Viewers follow it.
+  client.on('view', (m) => {
+    if (store.get('role') === 'driver') return; // our own view, echoed to the class
+    applying.now = true;
+    for (const [key, wire] of Object.entries(VIEW_KEYS)) {
+      if (wire in m.state) store.set(key, wire === 'hover' && m.state.hover === -1 ? null : m.state[wire]);
+    }
+    applying.now = false;
+    if ('scrub' in m.state) {
+      if (m.state.scrub >= 0) scrub.seekTo(m.state.scrub);
+      else if (scrub.scrubbing) scrub.goLive();
+    }
+  });
+  return {
+    relabel: renderRole,
+    /** The driver scrubbed (step) or went back to live (-1). */
+    scrubbed(step) {
+      if (store.get('role') === 'driver') { pending.scrub = step; if (!timer) timer = setTimeout(flush, 60); }
+    },
+    labId,
+  };
+}
