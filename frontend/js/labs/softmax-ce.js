@@ -162,6 +162,7 @@ export default function mount(root, { t, store, params, setParams }) {
       };
       range.oninput = () => { box.value = range.value; update(Number(range.value), false); };
       box.onchange = () => { if (box.value !== '' && Number.isFinite(Number(box.value))) update(Number(box.value), true); };
+      for (const input of [radio, range, box]) input.disabled = !canEdit();
       row.append(radio, name, range, box);
       rowsEl.append(row);
     });
