@@ -9,6 +9,13 @@ import pytest
 from tests.wsutil import frames, open_lab, recv_until, scalar_rows, send, step
 
 
+def step_until_diverged(ws, count: int) -> list[dict]:
+    """Step `count` times, expecting the run to diverge; every message up to that status."""
+    send(ws, {"type": "control", "action": "step", "count": count})
+    status, seen = recv_until(ws, lambda m: m["type"] == "status" and m["state"] == "diverged")
+    return [*seen, status]
+
+
 def infer(ws, action: str) -> dict:
     send(ws, {"type": "infer", "input": {"action": action}})
     msg, _ = recv_until(ws, lambda m: m["type"] in ("frame", "error"))
@@ -60,7 +67,7 @@ def test_buttons_accumulate_grad(client):
 def test_above_critical_lr_diverges_and_reset_recovers(client):
     with client.websocket_connect("/ws") as ws:
         open_lab(ws, "apple", {"lr": 0.2})
-        msgs = step(ws, 200)
+        msgs = step_until_diverged(ws, 200)
         assert msgs[-1]["state"] == "diverged"
         assert any(m["type"] == "error" and m["code"] == "diverged" for m in msgs)
         last = frames(msgs)[-1]["header"]

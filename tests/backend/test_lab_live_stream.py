@@ -11,6 +11,13 @@ from backend.labs.live_stream import LiveStreamLab, Params
 from tests.wsutil import frames, open_lab, recv_until, scalar_rows, send, step
 
 
+def step_until_diverged(ws, count: int) -> list[dict]:
+    """Step `count` times, expecting the run to diverge; every message up to that status."""
+    send(ws, {"type": "control", "action": "step", "count": count})
+    status, seen = recv_until(ws, lambda m: m["type"] == "status" and m["state"] == "diverged")
+    return [*seen, status]
+
+
 def test_catalog_entry(client):
     labs = {lab["id"]: lab for lab in client.get("/api/labs").json()}
     entry = labs["live-stream"]
@@ -68,7 +75,7 @@ def test_raw_inputs_at_lr_1e9_diverge_and_reset_recovers(client):
     with client.websocket_connect("/ws") as ws:
         ready = open_lab(ws, "live-stream", {"features": "raw", "lr": 1e-9})
         assert ready["step"] == 0
-        msgs = step(ws, 50)
+        msgs = step_until_diverged(ws, 50)
         assert msgs[-1]["state"] == "diverged" and msgs[-1]["step"] == 12  # inf by epoch 12
         rows = scalar_rows(msgs)
         assert rows[5]["growth"] == pytest.approx(418, rel=0.02)

@@ -7,6 +7,13 @@ import pytest
 from tests.wsutil import frames, open_lab, recv_until, scalar_rows, send, step
 
 
+def step_until_diverged(ws, count: int) -> list[dict]:
+    """Step `count` times, expecting the run to diverge; every message up to that status."""
+    send(ws, {"type": "control", "action": "step", "count": count})
+    status, seen = recv_until(ws, lambda m: m["type"] == "status" and m["state"] == "diverged")
+    return [*seen, status]
+
+
 def test_frames_and_first_steps(client):
     with client.websocket_connect("/ws") as ws:
         ready = open_lab(ws, "temperature")
@@ -60,7 +67,7 @@ def test_shuffled_split_and_frozen_c(client):
 def test_too_large_lr_diverges_with_c_frozen(client):
     with client.websocket_connect("/ws") as ws:
         open_lab(ws, "temperature", {"lr": 0.05, "train_c": False})
-        msgs = step(ws, 300)
+        msgs = step_until_diverged(ws, 300)
         assert msgs[-1]["state"] == "diverged"
         assert any(m["type"] == "error" and m["code"] == "diverged" for m in msgs)
 
