@@ -1,13 +1,33 @@
-"""`python -m backend --host H --port P`: serve the app with uvicorn."""
+"""`python -m backend --host H --port P`: serve the app with uvicorn, draining on SIGTERM."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 
 import uvicorn
 
+from backend.app import create_app
 from backend.config import get_settings
+
+log = logging.getLogger("shaomai")
+
+
+class DrainingServer(uvicorn.Server):
+    """On SIGTERM/SIGINT, tell every client `shutting_down` before uvicorn closes sockets."""
+
+    draining = False
+
+    def handle_exit(self, sig, frame) -> None:
+        sessions = getattr(self.config.app.state, "sessions", None)
+        if sessions is None or self.draining or self.should_exit:
+            return super().handle_exit(sig, frame)
+        self.draining = True
+        log.info("shutting down: telling %d sessions", len(sessions.sessions))
+        sessions.announce_shutdown()
+        # Give the connections' sender tasks a moment to deliver it, then stop as usual.
+        asyncio.get_running_loop().call_later(0.3, super().handle_exit, sig, frame)
 
 
 def main() -> None:
@@ -20,10 +40,9 @@ def main() -> None:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    logging.getLogger("shaomai").info("Shaomai Lab on http://%s:%d", args.host, args.port)
-    uvicorn.run(
-        "backend.app:create_app",
-        factory=True,
+    log.info("Shaomai Lab on http://%s:%d", args.host, args.port)
+    config = uvicorn.Config(
+        create_app(settings),
         host=args.host,
         port=args.port,
         log_level=args.log_level,
@@ -32,7 +51,10 @@ def main() -> None:
         # Larger than our own cap on purpose: an oversized message gets an `error` reply
         # and the connection stays open, instead of a bare close by the server.
         ws_max_size=16 * 1024 * 1024,
+        # Exit within 10 s of SIGTERM even with clients connected.
+        timeout_graceful_shutdown=5,
     )
+    DrainingServer(config).run()
 
 
 if __name__ == "__main__":

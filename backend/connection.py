@@ -109,6 +109,8 @@ class Connection:
         except WebSocketDisconnect:
             pass
         finally:
+            if sender.done() and not sender.cancelled() and sender.exception():
+                log.warning("sender of %s failed: %r", self.ip, sender.exception())
             sender.cancel()
             worker.cancel()
             self._detach()

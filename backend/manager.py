@@ -119,6 +119,12 @@ class SessionManager:
     def start(self) -> None:
         self._reaper = asyncio.create_task(self._reap_forever())
 
+    def announce_shutdown(self) -> None:
+        """Every connected client hears `shutting_down` before the server closes its socket."""
+        for s in self.sessions.values():
+            s.interrupt()
+            s.bus.publish_text({**s.status(), "state": "shutting_down"})
+
     async def stop(self) -> None:
         if self._reaper:
             self._reaper.cancel()

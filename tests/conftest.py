@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -54,8 +55,9 @@ def start_server(env: dict[str, str] | None = None, data_dir: Path | None = None
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log = ARTIFACTS / f"server-{port}.log"
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    if data_dir is not None:
-        full_env["SHAOMAI_DATA_DIR"] = str(data_dir)
+    if data_dir is None:  # never the repository's ./data
+        data_dir = Path(tempfile.mkdtemp(prefix="shaomai-test-"))
+    full_env["SHAOMAI_DATA_DIR"] = str(data_dir)
     out = log.open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "backend", "--host", "127.0.0.1", "--port", str(port)],

@@ -79,6 +79,8 @@ async function main() {
   $('#params').addEventListener('submit', (e) => e.preventDefault());
   const form = paramForm($('#params'), { schema: info.schema, onChange: (p) => ctx.setParams(p) });
   form.build(store.get('params'));
+  form.setReadOnly(true); // until `ready`: a click before the session exists would be lost
+  bar.setReadOnly(true);
 
   const saveUrl = (extra = {}) => writeUrl({ lab: labId, seed: store.get('seed'), params: store.get('params'), defaults, extra: { lang: currentLang(), ...extra } });
   let lastScalar = -1;
@@ -119,7 +121,8 @@ async function main() {
     store.set('connections', m.connections);
     bar.setState(m.state, m.step);
     scrub.setLatest(m.step);
-    if (m.state === 'diverged' || m.state === 'error') banner(`${t(`state_${m.state}`)}: ${m.message || ''} — ${t('press_reset')}`, 'error');
+    if (m.state === 'diverged') banner(t('diverged_at', { step: m.step }), 'error');
+    else if (m.state === 'error') banner(`${t('state_error')}: ${m.message || ''} — ${t('press_reset')}`, 'error');
     else if ($('#banner').dataset.kind === 'error') banner('');
   });
   const onRows = (m) => {
@@ -180,7 +183,7 @@ async function main() {
       client.send(openMsg());
       return;
     }
-    if (m.code === 'diverged') return banner(`${t('state_diverged')}: ${m.message} — ${t('press_reset')}`, 'error');
+    if (m.code === 'diverged') return banner(t('diverged_at', { step: store.get('step') }), 'error');
     toast(`${t(`err_${m.code}`)}: ${m.message}`);
     if (m.code === 'invalid_params' || m.code === 'too_large') form.set(store.get('params'));
   });

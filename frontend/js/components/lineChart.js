@@ -41,7 +41,8 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     clear() {
       buffer = traces.map(() => ({ x: [], y: [] }));
       count = 0;
-      Plotly.react(el, traces.map((_, i) => ({ ...data[i], x: [], y: [] })), layout, CONFIG);
+      // Keep the layout as it is now (a view may have relaid it out since creation).
+      Plotly.react(el, traces.map((_, i) => ({ ...data[i], x: [], y: [] })), el.layout || layout, CONFIG);
     },
     setTitle(text) { Plotly.relayout(el, { 'title.text': text }); },
   };
