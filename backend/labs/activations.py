@@ -14,7 +14,7 @@ from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
 from models import activations as act
 
 HALF = 200  # the curves have 2·HALF + 1 points
-STAT_KEYS = ("max_df", "argmax_df", "min_f", "argmin_f", "f0", "df0")
+STAT_KEYS = ("max_df", "argmax_df", "argmax_df_last", "min_f", "argmin_f", "f0", "df0")
 
 
 class Params(LabParams):

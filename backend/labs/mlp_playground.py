@@ -99,6 +99,8 @@ class Params(LabParams):
     reg_rate: float = param(
         0.001, zh="正则化强度", en="Regularization rate", ge=1e-5, le=10, scale="log", live=True
     )
+    show_test: bool = param(False, zh="显示测试数据", en="Show test data", live=True)
+    discretize: bool = param(False, zh="输出离散化", en="Discretize output", live=True)
     points: list[Point] = param(
         [], zh="我画的点", en="My points", widget="hidden", max_length=200, live=True
     )
@@ -176,6 +178,7 @@ class MLPPlaygroundLab(Lab):
             d_out=1 if self.k == 2 else self.k,
             activation=params.activation,
         )
+        torch.manual_seed(seed)  # the same seed, the same first weights
         self.model = MLP(cfg).to(device)
         self.opt = torch.optim.SGD(self.model.parameters(), lr=params.lr)
         self.gen = torch.Generator().manual_seed(seed + 1)
@@ -183,6 +186,7 @@ class MLPPlaygroundLab(Lab):
         self.cursor = 0
         self.updates = 0
         self.grad_norm: Tensor | None = None
+        self.grad_labels = layer_grad_norms(self.model)[1]
         _, grid_xy = pg.grid(GRID)
         self.grid_in = self._feats(grid_xy)  # [G*G, F]
         self._set_points(params.points)
@@ -255,7 +259,8 @@ class MLPPlaygroundLab(Lab):
             loss = self._loss(self.model(self.f_train[idx]), self.t_train[idx]) + self._penalty()
             self.opt.zero_grad()
             loss.backward()
-            self.grad_norm = layer_grad_norms(self.model)[0].detach().cpu()
+            # Only a sent frame shows them; a stale norm is never sent as this step's.
+            self.grad_norm = layer_grad_norms(self.model)[0].cpu() if capture else None
             self.opt.step()
             self.updates += 1
         return self._frame(capture)
@@ -333,8 +338,7 @@ class MLPPlaygroundLab(Lab):
             out.append(TensorOut(f"weights.{i}", lin.weight.detach(), "f32"))  # [out, in]
             out.append(TensorOut(f"biases.{i}", lin.bias.detach(), "f32"))  # [out]
         if self.grad_norm is not None:
-            labels = layer_grad_norms(self.model)[1]
-            out.append(TensorOut("grad_norm", self.grad_norm, "f32", labels))
+            out.append(TensorOut("grad_norm", self.grad_norm, "f32", self.grad_labels))
         for name, x, y in (
             ("train_points", self.x_train, self.y_train),
             ("test_points", self.split.x_test, self.split.y_test),

@@ -164,7 +164,7 @@ class ReluKinkLab(Lab):
             "x_range": [float(self.fx[0]), float(self.fx[-1])],
             "target": self.params.target,
             "units": self.params.units,
-            "bias": float(self.model.out.bias),
+            "bias": float(self.model.out.bias.detach()),
         }
         return frame
 
