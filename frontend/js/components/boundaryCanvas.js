@@ -1,0 +1,132 @@
+// A decision region on a canvas (fast enough to redraw 30 times a second): the class
+// probabilities the server computed over a grid, the training and test points over them,
+// and clicks turned into plane coordinates. Two classes: playground's orange–blue scale on
+// P(class 1). More classes: each pixel takes its most likely class's colour, paler where the
+// model is less sure. Probabilities arrive as a tensor [K, G, G] whose row 0 is the bottom.
+import { makeLut } from './neuronMaps.js';
+
+export const CLASS_COLORS = ['#f59322', '#0877bd', '#2ca25f', '#8e44ad', '#d62728'];
+const TWO = makeLut(['#f59322', '#f7f7f5', '#0877bd']);
+const PAD = { l: 30, r: 8, t: 8, b: 24 };
+
+function rgb(hex) {
+  const n = parseInt(hex.slice(1), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+const CLASS_RGB = CLASS_COLORS.map(rgb);
+
+/** el: a container; onClick(x1, x2, event) gets plane coordinates of a click inside the plot. */
+export function boundaryCanvas(el, { onClick = null } = {}) {
+  const canvas = document.createElement('canvas');
+  canvas.className = 'boundary-canvas';
+  el.append(canvas);
+  const ctx = canvas.getContext('2d');
+  const scratch = document.createElement('canvas');
+  const sctx = scratch.getContext('2d');
+  let box = null; // {x, y, size, extent}: where the plane is on the canvas
+
+  function region(p, K, discretize) {
+    const [, rows, cols] = p.shape;
+    if (scratch.width !== cols || scratch.height !== rows) { scratch.width = cols; scratch.height = rows; }
+    const img = sctx.createImageData(cols, rows);
+    const px = img.data, n = rows * cols, d = p.data;
+    for (let r = 0; r < rows; r++) {
+      const src = (rows - 1 - r) * cols; // flip: row 0 of the tensor is the bottom
+      for (let c = 0; c < cols; c++) {
+        const o = (r * cols + c) * 4, s = src + c;
+        if (K === 2) {
+          let v = d[n + s]; // P(class 1)
+          if (discretize) v = v >= 0.5 ? 0.8 : 0.2;
+          const li = Math.max(0, Math.min(255, Math.round(v * 255))) * 4;
+          px[o] = TWO[li]; px[o + 1] = TWO[li + 1]; px[o + 2] = TWO[li + 2];
+        } else {
+          let best = 0;
+          for (let k = 1; k < K; k++) if (d[k * n + s] > d[best * n + s]) best = k;
+          // Confidence above chance, 0..1, mapped to how much of the class colour shows.
+          const conf = discretize ? 1 : Math.max(0, (d[best * n + s] - 1 / K) / (1 - 1 / K));
+          const a = 0.15 + 0.55 * conf;
+          const col = CLASS_RGB[best % CLASS_RGB.length];
+          for (let ch = 0; ch < 3; ch++) px[o + ch] = 247 * (1 - a) + col[ch] * a;
+        }
+        px[o + 3] = 255;
+      }
+    }
+    sctx.putImageData(img, 0, 0);
+  }
+
+  function dots(points, extent, { stroke, radius, from = 0, to = null }) {
+    if (!points) return;
+    const [n] = points.shape;
+    const d = points.data;
+    const sx = box.size / (2 * extent);
+    for (let i = from; i < (to ?? n); i++) {
+      const x = box.x + (d[i * 3] + extent) * sx, y = box.y + (extent - d[i * 3 + 1]) * sx;
+      ctx.beginPath();
+      ctx.arc(x, y, radius, 0, 2 * Math.PI);
+      ctx.fillStyle = CLASS_COLORS[d[i * 3 + 2] % CLASS_COLORS.length];
+      ctx.fill();
+      ctx.lineWidth = radius > 4 ? 2 : 1;
+      ctx.strokeStyle = stroke;
+      ctx.stroke();
+    }
+  }
+
+  function axes(extent, colour) {
+    ctx.strokeStyle = colour;
+    ctx.fillStyle = colour;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(box.x + 0.5, box.y + 0.5, box.size - 1, box.size - 1);
+    ctx.font = '11px system-ui, sans-serif';
+    const sx = box.size / (2 * extent);
+    for (let v = -extent; v <= extent + 1e-9; v += extent / 3) {
+      const x = box.x + (v + extent) * sx, y = box.y + (extent - v) * sx;
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'top';
+      ctx.fillText(String(Math.round(v)), x, box.y + box.size + 4);
+      ctx.textAlign = 'right';
+      ctx.textBaseline = 'middle';
+      ctx.fillText(String(Math.round(v)), box.x - 4, y);
+    }
+  }
+
+  canvas.addEventListener('click', (ev) => {
+    if (!onClick || !box) return;
+    const r = canvas.getBoundingClientRect();
+    const px = ev.clientX - r.left, py = ev.clientY - r.top;
+    const e = box.extent;
+    const x1 = -e + ((px - box.x) / box.size) * 2 * e, x2 = e - ((py - box.y) / box.size) * 2 * e;
+    if (Math.abs(x1) <= e && Math.abs(x2) <= e) onClick(x1, x2, ev);
+  });
+
+  return {
+    el: canvas,
+    /**
+     * f: {probs [K, G, G], train [N, 3], test [M, 3], extent, classes, showTest, discretize,
+     *     mine: how many of the last training points are the learner's}
+     */
+    draw(f) {
+      const dpr = window.devicePixelRatio || 1;
+      const side = Math.max(200, Math.min(el.clientWidth || 320, 420));
+      if (canvas.width !== Math.round(side * dpr)) {
+        canvas.width = Math.round(side * dpr);
+        canvas.height = Math.round(side * dpr);
+        canvas.style.width = `${side}px`; // CSSOM: allowed by the content security policy
+        canvas.style.height = `${side}px`;
+      }
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.clearRect(0, 0, side, side);
+      const size = side - Math.max(PAD.l + PAD.r, PAD.t + PAD.b);
+      box = { x: PAD.l, y: PAD.t, size, extent: f.extent };
+      if (f.probs) {
+        region(f.probs, f.classes, f.discretize);
+        ctx.imageSmoothingEnabled = !f.discretize;
+        ctx.drawImage(scratch, box.x, box.y, size, size);
+      }
+      const n = f.train ? f.train.shape[0] : 0;
+      if (f.showTest) dots(f.test, f.extent, { stroke: '#222', radius: 3 });
+      dots(f.train, f.extent, { stroke: '#fff', radius: 3, to: n - (f.mine || 0) });
+      dots(f.train, f.extent, { stroke: '#111', radius: 6, from: n - (f.mine || 0) });
+      axes(f.extent, getComputedStyle(el).color);
+    },
+  };
+}
