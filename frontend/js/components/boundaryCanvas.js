@@ -123,9 +123,14 @@ export function boundaryCanvas(el, { onClick = null } = {}) {
         ctx.drawImage(scratch, box.x, box.y, size, size);
       }
       const n = f.train ? f.train.shape[0] : 0;
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(box.x - 6, box.y - 6, size + 12, size + 12); // a point far outside is not drawn
+      ctx.clip();
       if (f.showTest) dots(f.test, f.extent, { stroke: '#222', radius: 3 });
       dots(f.train, f.extent, { stroke: '#fff', radius: 3, to: n - (f.mine || 0) });
       dots(f.train, f.extent, { stroke: '#111', radius: 6, from: n - (f.mine || 0) });
+      ctx.restore();
       axes(f.extent, getComputedStyle(el).color);
     },
   };

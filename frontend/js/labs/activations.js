@@ -107,7 +107,7 @@ export default function mount(root, { t }) {
     }
     const shapes = [{ type: 'line', x0: probe, x1: probe, yref: 'paper', y0: 0, y1: 1, line: { color: '#999', dash: 'dot', width: 1 } }];
     Plotly.react(el, traces, baseLayout({
-      showlegend: true, legend: { orientation: 'h', y: -0.12 }, shapes, margin: { l: 50, r: 12, t: 10, b: 64 },
+      showlegend: true, legend: { orientation: 'h', y: -0.14, yanchor: 'top' }, shapes, margin: { l: 50, r: 12, t: 10, b: 72 },
       xaxis: { range, zeroline: true }, yaxis: { zeroline: true }, uirevision: 'a',
     }), CONFIG);
   }

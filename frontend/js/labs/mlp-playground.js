@@ -89,6 +89,9 @@ export default function mount(root, { t, store, setParams, infer }) {
   const pLoss = panel(grid, `${ID}.loss`);
   const pGrad = panel(grid, `${ID}.grad`);
   const pRead = panel(grid, null, { chart: false });
+  pLoss.el.classList.add('pg-loss');
+  pOut.el.classList.add('pg-output');
+  pGrad.el.classList.add('pg-grad');
 
   const driver = () => store.get('role') === 'driver';
   const params = () => store.get('params');
