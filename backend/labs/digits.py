@@ -86,6 +86,17 @@ class Params(LabParams):
     )
     steps: int = param(2000, zh="训练步数", en="Steps to train", ge=1, le=20000)
     sample: int = param(0, zh="展示第几张测试图", en="Test image shown", ge=0, le=899, live=True)
+    templates: Literal["weights", "change"] = param(
+        "weights",
+        zh="模板显示",
+        en="Templates show",
+        live=True,
+        widget="hidden",  # a select beside the templates sets it
+        choices={
+            "weights": ("权重本身", "The weights"),
+            "change": ("相对第 0 步的变化", "Change since step 0"),
+        },
+    )
 
 
 @lru_cache(maxsize=1)
@@ -137,6 +148,9 @@ class DigitsLab(Lab):
         torch.manual_seed(seed)
         self.model = digits.build(self.cfg).to(device)
         self.opt = torch.optim.SGD(self.model.parameters(), lr=params.lr)
+        # The first layer at step 0: "change since step 0" subtracts it, because Kaiming's
+        # starting noise is larger than what 2,000 steps of SGD write on top of it.
+        self.w0 = self.model.layers[0].linear.weight.detach().clone()
         self.gen = torch.Generator().manual_seed(seed)
         self.order = torch.randperm(len(self.y_train), generator=self.gen)
         self.cursor = 0  # position in the current epoch's shuffled order (mini-batch)
@@ -219,13 +233,13 @@ class DigitsLab(Lab):
         return outs, probs
 
     def _picture(self, frame: Frame, norms: torch.Tensor, labels: list[str]) -> None:
-        test_loss, test_acc, preds = digits.evaluate(
-            self.model, self.x_test, self.y_test, self.cfg.loss
-        )
+        _, test_acc, preds = digits.evaluate(self.model, self.x_test, self.y_test, self.cfg.loss)
         wrong = torch.nonzero(preds != self.y_test).flatten()[:MAX_MISTAKES]
         i = self.params.sample % len(self.y_test)
         acts, probs = self._forward_one(self.x_test[i])
         w = self.model.layers[0].linear.weight.detach()  # [hidden1, 64]
+        if self.params.templates == "change":
+            w = w - self.w0
         frame.tensors = [
             # One shared range for all templates: their sizes compare honestly.
             TensorOut("templates", w.reshape(-1, data.SIDE, data.SIDE), "u8"),  # [h1, 8, 8]
@@ -249,7 +263,7 @@ class DigitsLab(Lab):
                     for j in wrong
                 ],
                 "n_wrong": int((preds != self.y_test).sum()),
-                "now": {"test_acc": test_acc, "test_loss": test_loss},
+                "now": {"test_acc": test_acc},  # meta is JSON: no loss here, it may be inf
                 "split": {"train": len(self.y_train), "test": len(self.y_test)},
                 "shape": [self.cfg.d_in, *self.cfg.hidden, digits.N_CLASSES],
                 "params": {"total": total, "weights": weights},
@@ -292,6 +306,7 @@ class DigitsLab(Lab):
             "order": self.order.clone(),
             "cursor": self.cursor,
             "t": self.t,
+            "w0": self.w0.clone(),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -301,6 +316,7 @@ class DigitsLab(Lab):
         self.order = state["order"].clone()
         self.cursor = state["cursor"]
         self.t = state["t"]
+        self.w0 = state["w0"].clone()
 
 
 def parse_drawing(image: Any) -> torch.Tensor:

@@ -1,0 +1,491 @@
+// View of `digits`: an MLP learning scikit-learn's 8×8 digits. Loss and accuracy curves (with
+// earlier runs kept as dashed ghosts, so ablations compare on one chart), the first layer's
+// weights as 8×8 templates, the confusion matrix, misclassified test images, per-layer
+// gradient norms, one test image's activations, and a pad the learner draws on: the server
+// reduces the drawing to 8×8 counts and answers with the softmax. No model math here.
+import { addStrings } from '../core/i18n.js';
+import { rows2d } from '../core/frame.js';
+import { bars } from '../components/bars.js';
+import { drawPad } from '../components/drawPad.js';
+import { lineChart } from '../components/lineChart.js';
+import { panel } from '../components/panel.js';
+import { baseLayout, COLORS, CONFIG, finite, fmt, Plotly, throttleFrame } from '../components/plot.js';
+import { readout } from '../components/readout.js';
+import { templateGrid } from '../components/templateGrid.js';
+
+const STRINGS = {
+  en: {
+    'digits.loss_chart': 'Loss',
+    'digits.train_loss': 'training batch',
+    'digits.test_loss': 'test split',
+    'digits.acc_chart': 'Accuracy on the whole splits',
+    'digits.train_acc': 'train',
+    'digits.test_acc': 'test',
+    'digits.clear_ghosts': 'Forget earlier runs',
+    'digits.ghost_hint': 'After a reset, the finished run’s test accuracy stays as a dashed line: change one setting (init, loss, activation, batch) and compare.',
+    'digits.templates': 'First-layer weights as 8×8 templates (blue −, red +)',
+    'digits.per_map': 'Contrast per template',
+    'digits.show': 'Show',
+    'digits.show_weights': 'the weights',
+    'digits.show_change': 'change since step 0',
+    'digits.tpl_hint': 'Kaiming’s starting noise is larger than what training writes on top of it: show the change since step 0, or train with init randn·0.01, to see strokes appear.',
+    'digits.unit': 'hidden unit {i}',
+    'digits.draw': 'Draw a digit',
+    'digits.draw_hint': 'Draw with the mouse or a finger. The server binarizes your 32×32 drawing, scales and centres it, counts the ink in 4×4 blocks (0–16, as the data set was made) and runs the model.',
+    'digits.clear': 'Clear',
+    'digits.fit': 'Scale and centre like the data set',
+    'digits.bitmap': '32×32 bitmap',
+    'digits.seen': '8×8 input (0–16)',
+    'digits.drawn_probs': 'Softmax for your drawing',
+    'digits.draw_first': 'draw a digit',
+    'digits.viewer_draw': 'Only the session’s driver can ask the model; fork to draw your own.',
+    'digits.sample': 'One test image, layer by layer',
+    'digits.sample_label': 'test image {i}: true {y}, predicted {p}',
+    'digits.prev': '◀ previous',
+    'digits.next': 'next ▶',
+    'digits.confusion': 'Confusion matrix (test split)',
+    'digits.true': 'true digit',
+    'digits.predicted': 'predicted digit',
+    'digits.grads': 'Gradient norm per layer (autograd)',
+    'digits.mistakes': 'Misclassified test images (true→predicted)',
+    'digits.mistakes_hint': 'Click one to show it layer by layer.',
+    'digits.none_wrong': 'none — every test image is right',
+    'digits.info': 'This model',
+    'digits.shape': 'Shape',
+    'digits.params': 'Parameters (counted in torch)',
+    'digits.params_value': '{total} = {weights} weights + {biases} biases',
+    'digits.split': 'Stratified split',
+    'digits.split_value': '{train} train · {test} test',
+    'digits.test_now': 'Test accuracy now',
+    'digits.wrong_now': '{n} wrong',
+    'digits.book_params': 'The book’s 784→512→256→10',
+    'digits.book_value': '{total} = {weights} weights + {biases} biases (the book prints 535,404: wrong)',
+    'digits.note_data': 'MNIST cannot be downloaded on this server, so this lab uses scikit-learn’s bundled 8×8 digits (1,797 images from the UCI optdigits set: 32×32 bitmaps whose 4×4 blocks were counted, so each of the 64 inputs is 0–16; divided by 16 before the network).',
+    'digits.note_book': 'The book trains 784→512→256→10 on MNIST (full batch, SGD lr 0.1, 2,000 epochs) and reports a loss of 0.1387 for its hand-written version and 0.1155 for the torch version. Those MNIST numbers cannot be reproduced here. The same two differences are ablations you can run on these digits: Initialization “randn·0.01” vs “Kaiming”, and Loss “hand softmax + NLL” vs “CrossEntropyLoss”.',
+    'digits.note_hand': 'The hand softmax and CrossEntropyLoss are the same function on paper. In float32 the hand version breaks: exp overflows above about 88.7 and a probability that rounds to 0 has −log = ∞. Cross-entropy uses log-softmax, which subtracts the largest logit first.',
+    'digits.note_batch': 'Full batch uses every training image in every step: it is plain gradient descent, not stochastic. Mini-batch samples a shuffled slice each step, so its loss curve is noisy.',
+  },
+  zh: {
+    'digits.loss_chart': '损失',
+    'digits.train_loss': '训练批次',
+    'digits.test_loss': '测试集',
+    'digits.acc_chart': '准确率（整个训练集 / 测试集）',
+    'digits.train_acc': '训练',
+    'digits.test_acc': '测试',
+    'digits.clear_ghosts': '清除之前的运行',
+    'digits.ghost_hint': '重置之后，上一次运行的测试准确率会留成一条虚线：每次只改一个设置（初始化、损失、激活函数、批次），对比着看。',
+    'digits.templates': '第一层权重：每个隐藏单元一张 8×8 模板（蓝为负，红为正）',
+    'digits.per_map': '每张模板单独调对比度',
+    'digits.show': '显示',
+    'digits.show_weights': '权重本身',
+    'digits.show_change': '相对第 0 步的变化',
+    'digits.tpl_hint': 'Kaiming 初始化的噪声比训练写上去的变化还大：选“相对第 0 步的变化”，或用 randn·0.01 初始化，就能看到笔画出现。',
+    'digits.unit': '隐藏单元 {i}',
+    'digits.draw': '写一个数字',
+    'digits.draw_hint': '用鼠标或手指写。服务器把你的 32×32 笔迹二值化、缩放居中，按 4×4 小块数墨点（0–16，和数据集的做法一样），再交给模型。',
+    'digits.clear': '清空',
+    'digits.fit': '像数据集那样缩放居中',
+    'digits.bitmap': '32×32 位图',
+    'digits.seen': '8×8 输入（0–16）',
+    'digits.drawn_probs': '你写的数字的 softmax',
+    'digits.draw_first': '先写一个数字',
+    'digits.viewer_draw': '只有这次运行的驱动者能让模型识别；复制一份自己的运行再写。',
+    'digits.sample': '一张测试图，逐层看',
+    'digits.sample_label': '测试图 {i}：真实 {y}，预测 {p}',
+    'digits.prev': '◀ 上一张',
+    'digits.next': '下一张 ▶',
+    'digits.confusion': '混淆矩阵（测试集）',
+    'digits.true': '真实数字',
+    'digits.predicted': '预测数字',
+    'digits.grads': '每层的梯度范数（autograd 算出）',
+    'digits.mistakes': '认错的测试图（真实→预测）',
+    'digits.mistakes_hint': '点一张，在上面逐层查看。',
+    'digits.none_wrong': '没有——测试图全部认对',
+    'digits.info': '当前模型',
+    'digits.shape': '结构',
+    'digits.params': '参数量（由 torch 数出）',
+    'digits.params_value': '{total} = {weights} 个权重 + {biases} 个偏置',
+    'digits.split': '分层划分',
+    'digits.split_value': '训练 {train} · 测试 {test}',
+    'digits.test_now': '当前测试准确率',
+    'digits.wrong_now': '错 {n} 张',
+    'digits.book_params': '书中的 784→512→256→10',
+    'digits.book_value': '{total} = {weights} 个权重 + {biases} 个偏置（书上写 535,404，是错的）',
+    'digits.note_data': '这台服务器下载不了 MNIST，所以这里用 scikit-learn 自带的 8×8 手写数字（1,797 张，来自 UCI optdigits：把 32×32 位图按 4×4 小块数墨点，所以 64 个输入都是 0–16；送进网络前除以 16）。',
+    'digits.note_book': '书中在 MNIST 上训练 784→512→256→10（全批量，SGD 学习率 0.1，2,000 轮），手写版损失 0.1387，torch 版 0.1155。没有 MNIST，这两个数在这里无法复现。造成差别的两处，你可以在这些数字上做对照实验：初始化选“randn·0.01”或“Kaiming”，损失选“手写 softmax + 负对数似然”或“CrossEntropyLoss”。',
+    'digits.note_hand': '手写 softmax 和 CrossEntropyLoss 在纸面上是同一个函数。但在 float32 里手写版会出问题：logit 超过约 88.7 时 exp 溢出，概率舍入成 0 时 −log 变成 ∞。交叉熵用 log-softmax，先减去最大的 logit。',
+    'digits.note_batch': '全批量每一步都用全部训练图：这是普通梯度下降，不是随机的。小批量每步取打乱后的一小段，所以损失曲线有噪声。',
+  },
+};
+
+const ACT_ROW = 32; // an activation vector is drawn in rows of this many units
+const GHOSTS = 3; // earlier runs kept on the accuracy chart
+
+/** Add the view's stylesheet once; onLoad runs when it applies (plotly measures sizes then). */
+function ensureCss(onLoad) {
+  if (document.querySelector('link[data-lab-css="digits"]')) return;
+  const link = document.createElement('link');
+  link.rel = 'stylesheet';
+  link.href = '/css/labs/digits.css';
+  link.dataset.labCss = 'digits';
+  link.addEventListener('load', onLoad);
+  document.head.append(link);
+}
+
+const el = (tag, cls, parent) => {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (parent) parent.append(e);
+  return e;
+};
+
+/** A vector [n] as rows of ACT_ROW values, padded with NaN (drawn as background). */
+function asRows(tensor) {
+  const n = tensor.data.length;
+  const w = Math.min(n, ACT_ROW), h = Math.ceil(n / w);
+  const data = new Float32Array(w * h).fill(NaN);
+  data.set(tensor.data);
+  return { shape: [1, h, w], data };
+}
+
+/** Activation strips: one labelled canvas per layer, in the order the model computes them. */
+function strips(parent) {
+  const box = el('div', 'strips', parent);
+  const rows = new Map();
+  return {
+    draw(tensors) {
+      const names = Object.keys(tensors).filter((k) => k.startsWith('layers.')).sort();
+      for (const name of [...names, 'hook_logits']) {
+        const t = tensors[name];
+        if (!t) continue;
+        let row = rows.get(name);
+        if (!row) {
+          const line = el('div', 'strip', box);
+          const label = el('span', '', line);
+          label.textContent = name;
+          const holder = el('div', '', line);
+          row = { line, grid: templateGrid(holder, { cols: 1, scale: 8, gap: 1, lut: 'diverging', describe: () => name }) };
+          rows.set(name, row);
+        }
+        row.grid.draw(asRows(t));
+      }
+      for (const [name, row] of rows) if (!tensors[name]) { row.line.remove(); rows.delete(name); }
+    },
+  };
+}
+
+export default function mount(root, ctx) {
+  const { t, store, setParams } = ctx;
+  addStrings(STRINGS);
+  root.innerHTML = '';
+  const grid = el('div', 'view-grid digits-view', root);
+
+  // -- panels ---------------------------------------------------------------------------
+  const pLoss = panel(grid, 'digits.loss_chart');
+  const pAcc = panel(grid, 'digits.acc_chart', { hint: 'digits.ghost_hint' });
+  const pDraw = panel(grid, 'digits.draw', { chart: false, hint: 'digits.draw_hint' });
+  const pTpl = panel(grid, 'digits.templates', { chart: false, wide: true, hint: 'digits.tpl_hint' });
+  const pSample = panel(grid, 'digits.sample', { chart: false });
+  const pConf = panel(grid, 'digits.confusion');
+  const pGrad = panel(grid, 'digits.grads');
+  const pMiss = panel(grid, 'digits.mistakes', { chart: false, hint: 'digits.mistakes_hint' });
+  const pInfo = panel(grid, 'digits.info', { chart: false });
+  pInfo.el.classList.add('full');
+  // Stable hooks for tests and for anyone styling the view.
+  pLoss.el.classList.add('digits-loss');
+  pAcc.el.classList.add('digits-acc');
+  pDraw.el.classList.add('digits-draw');
+  pTpl.el.classList.add('digits-templates');
+  pSample.el.classList.add('digits-sample');
+  pConf.el.classList.add('digits-confusion');
+  pGrad.el.classList.add('digits-grads');
+  pMiss.el.classList.add('digits-mistakes');
+
+  // Loss: the training batch every step, the test split every N steps.
+  const loss = lineChart(pLoss.chart, {
+    traces: [{ key: 'loss', name: t('digits.train_loss') }, { key: 'test_loss', name: t('digits.test_loss'), color: COLORS[1] }],
+    logY: true, xTitle: 'step',
+  });
+  // Names in the current language; log ticks at 1, 2, 5 of each decade, written out (0.5, not
+  // a bare 5), readable when the chart is short. Again after every clear (it restores both).
+  const styleLoss = () => {
+    Plotly.restyle(pLoss.chart, { name: [t('digits.train_loss'), t('digits.test_loss')] }, [0, 1]);
+    Plotly.relayout(pLoss.chart, { 'yaxis.dtick': 'D2', 'yaxis.tickformat': '~g' });
+  };
+  styleLoss();
+
+  // Accuracy with ghosts of earlier runs.
+  const accTraces = () => [
+    { x: [], y: [], type: 'scatter', mode: 'lines', name: t('digits.train_acc'), line: { color: COLORS[0], width: 2 } },
+    { x: [], y: [], type: 'scatter', mode: 'lines', name: t('digits.test_acc'), line: { color: COLORS[1], width: 2 } },
+  ];
+  const accLayout = () => baseLayout({
+    showlegend: true, legend: { orientation: 'h', y: 1.14, x: 1, xanchor: 'right' },
+    xaxis: { title: { text: 'step' }, zeroline: false }, yaxis: { range: [0, 1.02], tickformat: '.0%' },
+  });
+  Plotly.newPlot(pAcc.chart, accTraces(), accLayout(), CONFIG);
+  let ghosts = []; // [{x, y, label}]
+  let cur = { x: [], y: [], tx: [], ty: [] }; // this run's accuracies (test kept as a ghost)
+  let accBuf = [{ x: [], y: [] }, { x: [], y: [] }];
+  const flushAcc = throttleFrame(() => {
+    const idx = [0, 1].filter((i) => accBuf[i].x.length);
+    if (idx.length) Plotly.extendTraces(pAcc.chart, { x: idx.map((i) => accBuf[i].x), y: idx.map((i) => accBuf[i].y) }, idx);
+    accBuf = [{ x: [], y: [] }, { x: [], y: [] }];
+  });
+  const redrawAcc = () => {
+    accBuf = [{ x: [], y: [] }, { x: [], y: [] }]; // cur already holds them
+    const traces = accTraces();
+    traces[0].x = cur.tx.slice(); traces[0].y = cur.ty.slice();
+    traces[1].x = cur.x.slice(); traces[1].y = cur.y.slice();
+    ghosts.forEach((g, i) => traces.push({ x: g.x, y: g.y, type: 'scatter', mode: 'lines', name: g.label, line: { color: COLORS[(i + 2) % COLORS.length], width: 1.5, dash: 'dash' }, opacity: 0.8 }));
+    Plotly.react(pAcc.chart, traces, accLayout(), CONFIG);
+  };
+  const ghostBtn = el('button', '', pAcc.el);
+  ghostBtn.type = 'button';
+  ghostBtn.onclick = () => { ghosts = []; redrawAcc(); };
+  const runLabel = (p) => `${p.init} · ${p.loss} · ${p.activation} · ${p.batch === 'full' ? 'full' : `mb${p.batch_size}`} · lr ${p.lr}`;
+
+  // The drawing pad, what the model sees of it, and its softmax.
+  const drawRow = el('div', 'row', pDraw.body);
+  const padCol = el('div', 'col', drawRow);
+  let lastImage = null, lastInferAt = 0;
+  const sendInfer = (image) => {
+    if (store.get('role') !== 'driver') return; // viewers watch; only the driver may infer
+    lastInferAt = performance.now();
+    ctx.infer({ image, fit: fitBox.checked });
+  };
+  const pad = drawPad(padCol, {
+    size: 256, grid: 32, lineWidth: 22, throttleMs: 100, ariaLabel: t('digits.draw'),
+    onDraw: (image, { final }) => {
+      lastImage = image;
+      if (final && store.get('role') !== 'driver') ctx.toast(t('digits.viewer_draw'));
+      sendInfer(image);
+    },
+  });
+  const tools = el('div', 'tools', padCol);
+  const clearBtn = el('button', '', tools);
+  clearBtn.type = 'button';
+  const fitLabel = el('label', '', tools);
+  const fitBox = el('input', '', fitLabel);
+  fitBox.type = 'checkbox';
+  fitBox.checked = true;
+  const fitText = el('span', '', fitLabel);
+  fitBox.onchange = () => { if (lastImage) sendInfer(lastImage); };
+  const seenCol = el('div', 'col', drawRow);
+  const predEl = el('div', 'pred', seenCol);
+  const bitmapCap = el('div', 'caption', seenCol);
+  const bitmapGrid = templateGrid(seenCol, { cols: 1, scale: 3, gap: 1, lut: 'greys' });
+  const seenCap = el('div', 'caption', seenCol);
+  const seenGrid = templateGrid(seenCol, { cols: 1, scale: 12, gap: 1, lut: 'greys', describe: () => t('digits.seen') });
+  const drawnCap = el('div', 'caption', pDraw.body);
+  const drawnBarsEl = el('div', 'chart small drawn-probs', pDraw.body);
+  const drawnBars = bars(drawnBarsEl, { range: [0, 1], color: COLORS[0] });
+  const drawnStrips = strips(pDraw.body);
+  const blank = { shape: [8, 8], data: new Float32Array(64) };
+  const clearDrawing = () => {
+    pad.clear();
+    lastImage = null;
+    bitmapGrid.draw({ shape: [32, 32], data: new Float32Array(1024) }, { range: [0, 1] });
+    seenGrid.draw(blank, { range: [0, 16] });
+    drawnBars.draw([...'0123456789'], new Array(10).fill(0));
+    predEl.textContent = '–';
+    el('small', '', predEl).textContent = t('digits.draw_first');
+  };
+  clearBtn.onclick = clearDrawing;
+
+  // First-layer templates.
+  const tplTools = el('div', 'tools', pTpl.body);
+  const showLabel = el('label', '', tplTools);
+  const showText = el('span', '', showLabel);
+  const showSel = el('select', '', showLabel);
+  for (const v of ['weights', 'change']) { const o = el('option', '', showSel); o.value = v; }
+  showSel.value = ctx.params().templates || 'weights';
+  showSel.onchange = () => setParams({ templates: showSel.value });
+  const perMapLabel = el('label', '', tplTools);
+  const perMap = el('input', '', perMapLabel);
+  perMap.type = 'checkbox';
+  const perMapText = el('span', '', perMapLabel);
+  const tpl = templateGrid(pTpl.body, { cols: 16, scale: 5, gap: 3, gapColor: '#ffffff', lut: 'diverging', describe: (i) => t('digits.unit', { i }) });
+  let lastTpl = null;
+  perMap.onchange = () => { if (lastTpl) tpl.draw(lastTpl, { perMap: perMap.checked }); };
+
+  // One test image through the layers.
+  const sRow = el('div', 'row', pSample.body);
+  const sCol = el('div', 'col', sRow);
+  const sampleGrid = templateGrid(sCol, { cols: 1, scale: 12, gap: 1, lut: 'greys' });
+  const sTools = el('div', 'tools', sCol);
+  const prevBtn = el('button', '', sTools);
+  const nextBtn = el('button', '', sTools);
+  prevBtn.type = nextBtn.type = 'button';
+  const sRight = el('div', 'col', sRow);
+  const sampleLabel = el('div', 'sample-label', sRight);
+  const sampleBarsEl = el('div', 'chart small', sRight);
+  sRight.style.flex = '1';
+  sRight.style.minWidth = '200px';
+  const sampleBars = bars(sampleBarsEl, { range: [0, 1], color: COLORS[0] });
+  const sampleStrips = strips(pSample.body);
+  const moveSample = (d) => {
+    if (store.get('role') !== 'driver' || !last) return;
+    const n = last.meta.split.test;
+    setParams({ sample: Math.min(899, (((last.meta.sample.index + d) % n) + n) % n) });
+  };
+  prevBtn.onclick = () => moveSample(-1);
+  nextBtn.onclick = () => moveSample(1);
+
+  // Confusion matrix.
+  const confLayout = () => baseLayout({
+    margin: { l: 52, r: 10, t: 10, b: 42 },
+    xaxis: { title: { text: t('digits.predicted') }, dtick: 1, side: 'bottom' },
+    yaxis: { title: { text: t('digits.true') }, dtick: 1, autorange: 'reversed' },
+  });
+  Plotly.newPlot(pConf.chart, [], confLayout(), CONFIG);
+  const drawConf = throttleFrame((tensor) => {
+    const z = rows2d(tensor);
+    const digits = [...Array(10).keys()];
+    Plotly.react(pConf.chart, [{
+      type: 'heatmap', z, x: digits, y: digits, colorscale: [[0, '#ffffff'], [0.15, '#c6dbef'], [1, '#08306b']], showscale: false,
+      texttemplate: '%{z}', hovertemplate: `${t('digits.true')} %{y} → ${t('digits.predicted')} %{x}: %{z}<extra></extra>`,
+    }], confLayout(), CONFIG);
+  });
+
+  const grads = bars(pGrad.chart, { logY: true, color: COLORS[3] });
+
+  // Misclassified test images: click one to show it in the sample panel.
+  let mistakes = [];
+  const missNone = el('p', 'caption', pMiss.body);
+  const missGrid = templateGrid(pMiss.body, {
+    cols: 6, scale: 6, gap: 4, lut: 'greys', labelHeight: 14, gapColor: '#ffffff',
+    describe: (i) => (mistakes[i] ? t('digits.sample_label', { i: mistakes[i].index, y: mistakes[i].label, p: mistakes[i].pred }) : ''),
+    onPick: (i) => { if (mistakes[i] && store.get('role') === 'driver') setParams({ sample: mistakes[i].index }); },
+  });
+
+  const info = readout(pInfo.body);
+  const notes = el('div', 'notes', pInfo.body);
+
+  // -- drawing what arrives -------------------------------------------------------------
+  let last = null;
+  let lastConf = '';
+
+  const probColours = (n, label, pred) => Array.from({ length: n }, (_, i) => (i === label ? COLORS[2] : i === pred ? COLORS[4] : COLORS[0]));
+
+  function drawInfo(f) {
+    const m = f.meta;
+    if (!m.params) return;
+    const sep = (v) => Number(v).toLocaleString('en-US');
+    info.show([
+      { label: t('digits.shape'), value: m.shape.join(' → ') },
+      { label: t('digits.params'), value: t('digits.params_value', { total: sep(m.params.total), weights: sep(m.params.weights), biases: sep(m.params.total - m.params.weights) }) },
+      { label: t('digits.split'), value: t('digits.split_value', { train: m.split.train, test: m.split.test }) },
+      { label: t('digits.test_now'), value: `${(100 * m.now.test_acc).toFixed(1)}%`, note: t('digits.wrong_now', { n: m.n_wrong }) },
+      { label: t('digits.book_params'), value: t('digits.book_value', { total: sep(m.book.total), weights: sep(m.book.weights), biases: sep(m.book.total - m.book.weights) }) },
+    ]);
+  }
+
+  function drawNotes() {
+    notes.replaceChildren(...['note_data', 'note_book', 'note_hand', 'note_batch'].map((k) => {
+      const p = document.createElement('p');
+      p.textContent = t(`digits.${k}`);
+      return p;
+    }));
+  }
+
+  function drawSample(f) {
+    const m = f.meta.sample;
+    const tn = f.tensors;
+    if (tn.input) sampleGrid.draw(tn.input, { range: [0, 16] });
+    if (tn.probs) sampleBars.draw([...'0123456789'], Array.from(tn.probs.data), probColours(10, m.label, m.pred));
+    sampleLabel.textContent = t('digits.sample_label', { i: m.index, y: m.label, p: m.pred });
+    sampleLabel.classList.toggle('wrong', m.label !== m.pred);
+    sampleStrips.draw(tn);
+  }
+
+  function drawMistakes(f) {
+    mistakes = f.meta.mistakes || [];
+    missNone.textContent = mistakes.length ? '' : t('digits.none_wrong');
+    missNone.hidden = !!mistakes.length;
+    if (f.tensors.mistakes) missGrid.draw(f.tensors.mistakes, { range: [0, 16], labels: mistakes.map((x) => `${x.label}→${x.pred}`) });
+  }
+
+  function relabelStatic() {
+    ghostBtn.textContent = t('digits.clear_ghosts');
+    clearBtn.textContent = t('digits.clear');
+    fitText.textContent = t('digits.fit');
+    perMapText.textContent = t('digits.per_map');
+    showText.textContent = t('digits.show');
+    showSel.options[0].textContent = t('digits.show_weights');
+    showSel.options[1].textContent = t('digits.show_change');
+    bitmapCap.textContent = t('digits.bitmap');
+    seenCap.textContent = t('digits.seen');
+    drawnCap.textContent = t('digits.drawn_probs');
+    prevBtn.textContent = t('digits.prev');
+    nextBtn.textContent = t('digits.next');
+    pad.el.setAttribute('aria-label', t('digits.draw'));
+    drawNotes();
+  }
+  relabelStatic();
+  clearDrawing();
+  ensureCss(() => {
+    for (const p of [pLoss, pAcc, pConf, pGrad]) Plotly.Plots.resize(p.chart);
+    for (const c of [drawnBarsEl, sampleBarsEl]) Plotly.Plots.resize(c);
+  });
+
+  return {
+    frame(f) {
+      last = f;
+      showSel.disabled = store.get('role') !== 'driver';
+      const tn = f.tensors;
+      if (tn.templates) { lastTpl = tn.templates; tpl.draw(tn.templates, { perMap: perMap.checked }); }
+      if (tn.confusion) {
+        const key = tn.confusion.data.join(','); // counts change rarely once trained: skip equal redraws
+        if (key !== lastConf) { lastConf = key; drawConf(tn.confusion); }
+      }
+      if (tn.grad_norm) grads.draw(tn.grad_norm.labels, Array.from(tn.grad_norm.data, (v) => Math.max(v, 1e-12)));
+      if (f.meta.sample) drawSample(f);
+      if (f.meta.mistakes) drawMistakes(f);
+      drawInfo(f);
+      // Keep the drawing's softmax current while the model learns (a few times a second).
+      if (lastImage && !f.replay && store.get('role') === 'driver' && performance.now() - lastInferAt > 400) sendInfer(lastImage);
+    },
+    infer(f) {
+      const tn = f.tensors;
+      if (tn.bitmap) bitmapGrid.draw(tn.bitmap, { range: [0, 1] });
+      if (tn.input) seenGrid.draw(tn.input, { range: [0, 16] });
+      if (tn.probs) {
+        const p = Array.from(tn.probs.data);
+        drawnBars.draw([...'0123456789'], p, probColours(10, -1, f.meta.pred));
+        predEl.textContent = f.meta.empty ? '–' : String(f.meta.pred);
+        el('small', '', predEl).textContent = f.meta.empty ? t('digits.draw_first') : `p = ${fmt(p[f.meta.pred], 3)}`;
+      }
+      drawnStrips.draw(tn);
+    },
+    params(p) {
+      showSel.value = p.templates;
+    },
+    scalars(rows) {
+      loss.add(rows);
+      for (const { step, values } of rows) {
+        if (finite(values.train_acc)) { accBuf[0].x.push(step); accBuf[0].y.push(values.train_acc); cur.tx.push(step); cur.ty.push(values.train_acc); }
+        if (finite(values.test_acc)) { accBuf[1].x.push(step); accBuf[1].y.push(values.test_acc); cur.x.push(step); cur.y.push(values.test_acc); }
+      }
+      flushAcc();
+    },
+    reset() {
+      lastConf = '';
+      // The run that just ended (if it got anywhere) becomes a ghost on the accuracy chart.
+      if (cur.x.length > 1) ghosts = [{ x: cur.x, y: cur.y, label: runLabel(store.get('params')) }, ...ghosts].slice(0, GHOSTS);
+      cur = { x: [], y: [], tx: [], ty: [] };
+      loss.clear();
+      styleLoss();
+      redrawAcc();
+    },
+    relabel() {
+      for (const p of [pLoss, pAcc, pDraw, pTpl, pSample, pConf, pGrad, pMiss, pInfo]) p.relabel();
+      styleLoss();
+      Plotly.restyle(pAcc.chart, { name: [t('digits.train_acc'), t('digits.test_acc')] }, [0, 1]);
+      if (last && last.tensors.confusion) drawConf(last.tensors.confusion); // titles and hover text
+      relabelStatic();
+      if (last) { drawInfo(last); if (last.meta.sample) drawSample(last); if (last.meta.mistakes) drawMistakes(last); }
+      if (!lastImage) clearDrawing();
+    },
+  };
+}
