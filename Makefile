@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test lint format bench browser clean
+# axe-core (from the npm registry) checks the pages' accessibility in the browser tests.
+AXE := .cache/npm/node_modules/axe-core/axe.min.js
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,10 +24,14 @@ browser:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-noto-cjk; \
 	fi
 
+$(AXE):
+	mkdir -p .cache/npm
+	npm install --silent --no-audit --no-fund --prefix .cache/npm axe-core@4
+
 run: $(STAMP)
 	$(PY) -m backend
 
-test: $(STAMP) browser
+test: $(STAMP) browser $(AXE)
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
@@ -41,4 +47,4 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 
 clean:
-	rm -rf $(VENV) tests/artifacts
+	rm -rf $(VENV) tests/artifacts .cache

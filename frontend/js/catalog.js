@@ -1,5 +1,6 @@
 // The catalog: every lab, by chapter, from /api/labs.
 import { applyDom, currentLang, initI18n, lang, pick, setLang, t } from './core/i18n.js';
+import { savedRuns } from './savedRuns.js';
 
 async function main() {
   const q = new URLSearchParams(location.search);
@@ -44,7 +45,8 @@ async function main() {
     setLang(currentLang() === 'zh' ? 'en' : 'zh');
     history.replaceState(null, '', `?lang=${currentLang()}`);
   };
-  lang.on('lang', render);
+  const runs = await savedRuns(document.getElementById('runs'), labs);
+  lang.on('lang', () => { render(); runs.render(); });
   render();
 }
 

@@ -20,7 +20,7 @@ export function presenter({ store, client, scrub, bar, url }) {
     const wanted = new Set((url.view.controls || 'play,step').split(',').filter((c) => CONTROL_NAMES.includes(c)));
     for (const el of document.querySelectorAll('#controls [data-act]')) {
       const act = el.dataset.act;
-      el.closest('label.speed, button, select').hidden = !wanted.has(act);
+      (act === 'speed' ? el.closest('label.speed') : el).hidden = !wanted.has(act);
     }
     body.classList.toggle('embed-scrub', wanted.has('scrub'));
     body.classList.toggle('embed-params', wanted.has('params'));

@@ -4,6 +4,7 @@ import { LabClient } from './core/client.js';
 import { applyDom, currentLang, initI18n, lang, pick, setLang, t } from './core/i18n.js';
 import { createStore } from './core/store.js';
 import { readUrl, schemaDefaults, writeUrl } from './core/url.js';
+import { canvasExport } from './components/canvasExport.js';
 import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
 import { scrubber } from './components/scrubber.js';
@@ -20,14 +21,20 @@ function toast(text) {
   toast.timer = setTimeout(() => { el.hidden = true; }, 6000);
 }
 
-// A polite text alternative of what the charts show, for screen readers.
-let lastAnnounce = 0;
+// A polite text alternative of what the charts show, for screen readers: the latest
+// values at most every 3 s (a screen reader cannot keep up with 30 frames a second).
+const said = { at: 0, frame: null, timer: null };
 function announce(frame) {
-  const now = performance.now();
-  if (now - lastAnnounce < 3000) return;
-  lastAnnounce = now;
-  const parts = Object.entries(frame.scalars).slice(0, 3).map(([k, v]) => `${k} ${Number.isFinite(v) ? Number(v.toPrecision(3)) : v}`);
-  $('#announce').textContent = t('announce', { values: parts.join(', '), step: frame.step });
+  said.frame = frame;
+  if (said.timer) return;
+  const speak = () => {
+    said.timer = null;
+    said.at = performance.now();
+    const f = said.frame;
+    const parts = Object.entries(f.scalars).slice(0, 3).map(([k, v]) => `${k} ${Number.isFinite(v) ? Number(v.toPrecision(3)) : v}`);
+    $('#announce').textContent = t('announce', { values: parts.join(', '), step: f.step });
+  };
+  said.timer = setTimeout(speak, Math.max(0, 3000 - (performance.now() - said.at)));
 }
 
 function banner(text, kind = 'info') {
@@ -69,6 +76,7 @@ async function main() {
   };
   const mod = await import(`./labs/${labId}.js`);
   const view = mod.default($('#view'), ctx);
+  canvasExport($('#view'));
 
   const bar = controls($('#controls'), { onAction: (action, extra) => client.control(action, extra) });
   const scrub = scrubber($('#scrubber'), {

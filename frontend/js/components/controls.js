@@ -7,10 +7,10 @@ export function controls(el, { onAction }) {
   el.classList.add('controls');
   el.setAttribute('role', 'toolbar');
   el.innerHTML = `
-    <button type="button" data-act="play" class="primary" data-i18n-aria="play"></button>
-    <button type="button" data-act="step" data-i18n="step" data-i18n-aria="step_hint"></button>
-    <button type="button" data-act="step10" data-i18n="step10" data-i18n-aria="step10"></button>
-    <button type="button" data-act="reset" data-i18n="reset" data-i18n-aria="reset"></button>
+    <button type="button" data-act="play" class="primary"></button>
+    <button type="button" data-act="step" data-i18n="step" data-i18n-title="step_hint"></button>
+    <button type="button" data-act="step10" data-i18n="step10"></button>
+    <button type="button" data-act="reset" data-i18n="reset"></button>
     <label class="speed"><span data-i18n="speed"></span>
       <select data-act="speed">${SPEEDS.map((s) => `<option value="${s}">${s}</option>`).join('')}</select>
       <span data-i18n="steps_per_s"></span></label>

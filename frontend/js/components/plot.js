@@ -15,10 +15,19 @@ export function baseLayout(extra = {}) {
   };
 }
 
+// Every chart exports PNG (plotly's camera button) and SVG (ours).
+const SVG_BUTTON = {
+  name: 'svg',
+  title: 'SVG',
+  icon: { width: 1000, height: 1000, path: 'M200 100h450l150 150v650H200z M300 550h400v80H300z M300 700h400v80H300z' },
+  click: (gd) => Plotly.downloadImage(gd, { format: 'svg', filename: gd.getAttribute('aria-label') || 'chart' }),
+};
+
 export const CONFIG = {
   responsive: true,
   displaylogo: false,
   modeBarButtonsToRemove: ['lasso2d', 'select2d', 'autoScale2d'],
+  modeBarButtonsToAdd: [SVG_BUTTON],
   toImageButtonOptions: { format: 'png', scale: 2 },
 };
 
