@@ -149,10 +149,9 @@ class MLPPlaygroundLab(Lab):
     Params = Params
     tensors = (
         "inputs",
-        "layers.{i}.hook_post",
+        *(f"layers.{i}.hook_post" for i in range(MAX_LAYERS)),
         "boundary",
-        "weights.{i}",
-        "biases.{i}",
+        *(f"{w}.{i}" for w in ("weights", "biases") for i in range(MAX_LAYERS + 1)),
         "grad_norm",
         "train_points",
         "test_points",

@@ -136,7 +136,7 @@ export function networkDiagram(el, { onEditWeight, onEditBias, onToggleInput, on
     cols.forEach((col, c) => col.forEach((nd, r) => {
       const p = g.pos[c][r];
       const rect = svg('rect', { x: p.x, y: p.y, width: NODE, height: NODE, rx: 3, class: `nd-node nd-${nd.kind}` });
-      const item = { ...nd, rect, x: p.x, y: p.y };
+      const item = { kind: nd.kind, layer: nd.layer, i: nd.i, row: r, rect, x: p.x, y: p.y };
       if (nd.kind === 'input') {
         rect.classList.toggle('off', !nd.enabled);
         const label = svg('text', { x: p.x - 6, y: p.y + NODE / 2, class: 'nd-label', 'text-anchor': 'end', 'dominant-baseline': 'middle' });
@@ -226,7 +226,9 @@ export function networkDiagram(el, { onEditWeight, onEditBias, onToggleInput, on
     const items = [];
     for (const nd of nodes) {
       if (nd.bias) nd.bias.setAttribute('fill', colour(biasOf(nd)));
-      const m = nd.kind === 'hidden' ? { tensor: net.hidden[nd.layer].maps, k: nd.i } : nd.map;
+      // Maps come from the network drawn now, never from the one the structure was built for.
+      const m = nd.kind === 'hidden' ? { tensor: net.hidden[nd.layer].maps, k: nd.i }
+        : nd.kind === 'input' ? net.inputs[nd.row].map : net.outputs[nd.row].map;
       if (m && m.tensor) items.push({ ...m, x: nd.x, y: nd.y, size: NODE });
       else items.push({ x: nd.x, y: nd.y, size: NODE, fill: '#f1f1ef' });
     }
