@@ -254,7 +254,10 @@ class Session:
                     self._finish(final)
                     return
         except SessionError:
-            return
+            return  # _guard already moved the session to `error`
+        except LabError as exc:  # a refusal from inside step: stop playing, say why
+            log.info("session %s stopped: %s", self.id[:6], exc)
+            self._set_state("error", str(exc))
 
     def _finish(self, final: str) -> None:
         if final == "diverged":

@@ -13,10 +13,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 from fastapi.testclient import TestClient
 
 from backend.app import create_app
 from backend.config import Settings
+
+# One torch thread, as in a lab session: tiny models on a shared 2-core machine run several
+# times faster than with two threads fighting other processes.
+torch.set_num_threads(1)
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
