@@ -49,13 +49,15 @@ def param(
     live: bool = False,
     widget: str | None = None,
     choices: dict[str, tuple[str, str]] | None = None,
+    show_if: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
     """A Params field with its zh/en label and UI hints in the JSON Schema.
 
     scale="log" draws a log slider; live=True means changing it needs no reset (e.g. lr);
     widget="hidden" keeps it out of the generated form (the view sets it, e.g. points);
-    choices labels the values of a Literal field.
+    choices labels the values of a Literal field; show_if={"mode": "fit"} (or a list of
+    values) shows the field in the form only when another param has that value.
     """
     extra: dict[str, Any] = {"label": {"zh": zh, "en": en}}
     if scale:
@@ -68,6 +70,8 @@ def param(
         extra["widget"] = widget
     if choices:
         extra["choices"] = {k: {"zh": z, "en": e} for k, (z, e) in choices.items()}
+    if show_if:
+        extra["show_if"] = show_if
     return Field(default, ge=ge, le=le, json_schema_extra=extra, **kwargs)
 
 

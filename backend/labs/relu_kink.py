@@ -23,6 +23,10 @@ X_RANGE = (-10.0, 20.0)  # the default kink (x = 5) sits in the middle
 X_POINTS = 301  # step 0.1, so x = 5 is a grid point
 
 
+COMPOSE = {"mode": "compose"}  # the form shows these fields only in this mode
+FIT = {"mode": "fit"}
+
+
 class Params(LabParams):
     mode: Literal["compose", "fit"] = param(
         "compose",
@@ -33,13 +37,24 @@ class Params(LabParams):
             "fit": ("很多 ReLU 拟合曲线", "Many ReLUs fit a curve"),
         },
     )
-    a_w: float = param(2.0, zh="A 的斜率", en="A: slope", ge=-10, le=10, step=0.5, live=True)
-    a_b: float = param(-10.0, zh="A 的截距", en="A: intercept", ge=-30, le=30, step=0.5, live=True)
-    b_w: float = param(3.0, zh="B 的斜率", en="B: slope", ge=-10, le=10, step=0.5, live=True)
-    b_b: float = param(7.0, zh="B 的截距", en="B: intercept", ge=-30, le=30, step=0.5, live=True)
-    relu: bool = param(True, zh="A 与 B 之间加 ReLU", en="ReLU between A and B", live=True)
+    a_w: float = param(
+        2.0, zh="A 的斜率", en="A: slope", ge=-10, le=10, step=0.5, live=True, show_if=COMPOSE
+    )
+    a_b: float = param(
+        -10.0, zh="A 的截距", en="A: intercept", ge=-30, le=30, step=0.5, live=True, show_if=COMPOSE
+    )
+    b_w: float = param(
+        3.0, zh="B 的斜率", en="B: slope", ge=-10, le=10, step=0.5, live=True, show_if=COMPOSE
+    )
+    b_b: float = param(
+        7.0, zh="B 的截距", en="B: intercept", ge=-30, le=30, step=0.5, live=True, show_if=COMPOSE
+    )
+    relu: bool = param(
+        True, zh="A 与 B 之间加 ReLU", en="ReLU between A and B", live=True, show_if=COMPOSE
+    )
     target: rk.Target = param(
         "sin",
+        show_if=FIT,
         zh="要拟合的曲线",
         en="Curve to fit",
         choices={
@@ -49,9 +64,11 @@ class Params(LabParams):
             "step": ("台阶", "A step"),
         },
     )
-    units: int = param(8, zh="隐藏 ReLU 单元数 k", en="Hidden ReLU units k", ge=1, le=64)
-    lr: float = param(0.01, zh="学习率 (Adam)", en="Learning rate (Adam)", ge=1e-4, le=0.5, scale="log", live=True)  # fmt: skip
-    steps: int = param(3000, zh="训练步数", en="Steps to train", ge=1, le=20000)
+    units: int = param(
+        8, zh="隐藏 ReLU 单元数 k", en="Hidden ReLU units k", ge=1, le=64, show_if=FIT
+    )
+    lr: float = param(0.01, zh="学习率 (Adam)", en="Learning rate (Adam)", ge=1e-4, le=0.5, scale="log", live=True, show_if=FIT)  # fmt: skip
+    steps: int = param(3000, zh="训练步数", en="Steps to train", ge=1, le=20000, show_if=FIT)
 
 
 @register

@@ -88,8 +88,16 @@ export function paramForm(el, { schema, onChange }) {
     return { el: area, set: (v) => { area.value = v ?? ''; }, input: area };
   }
 
+  let current = {};
   function set(values) {
+    current = { ...current, ...(values || {}) };
     for (const [k, v] of Object.entries(values || {})) if (inputs[k]) inputs[k].set(v);
+    // show_if: {other: value | [values]} hides a field that does not apply right now.
+    for (const [name, p] of Object.entries(props)) {
+      if (!p.show_if || !inputs[name]) continue;
+      const ok = Object.entries(p.show_if).every(([k, want]) => (Array.isArray(want) ? want : [want]).includes(current[k]));
+      inputs[name].el.closest('.param').hidden = !ok;
+    }
     setReadOnly(readOnly);
   }
 
