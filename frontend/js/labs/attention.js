@@ -168,11 +168,13 @@ export default function mount(root, { t, store, setParams }) {
     body.className = 'attn-mats';
     const pending = document.createElement('p');
     pending.className = 'attn-pending';
+    const note = document.createElement('p');
+    note.className = 'attn-note';
     const hint = document.createElement('p');
     hint.className = 'hint';
-    card.append(h, body, pending, hint);
+    card.append(h, body, pending, note, hint);
     flow.append(card);
-    cards[s] = { card, h, body, pending, hint, index: i + 1 };
+    cards[s] = { card, h, body, pending, note, hint, index: i + 1 };
   }
   let last = null;
   const mv = {};
@@ -200,9 +202,6 @@ export default function mount(root, { t, store, setParams }) {
   const probeInfo = readout(pProbe.body);
   const pVar = panel(grid, 'attention.probe_var');
   const pEnt = panel(grid, 'attention.probe_ent');
-  const pChecks = panel(grid, 'attention.checks', { chart: false });
-  const checks = readout(pChecks.body);
-  const pCtx = panel(grid, 'attention.context');
   const pChain = panel(grid, null, { chart: false, wide: true });
   pChain.el.classList.add('attn-chain');
   const chainTitle = document.createElement('h3');
@@ -213,6 +212,9 @@ export default function mount(root, { t, store, setParams }) {
   const chainSdpa = document.createElement('p');
   chainSdpa.className = 'hint';
   pChain.body.append(chainTable, chainErr, chainSdpa);
+  const pChecks = panel(grid, 'attention.checks', { chart: false });
+  const checks = readout(pChecks.body);
+  const pCtx = panel(grid, 'attention.context');
   Plotly.newPlot(pVar.chart, [], baseLayout({}), CONFIG);
   Plotly.newPlot(pEnt.chart, [], baseLayout({}), CONFIG);
   Plotly.newPlot(pCtx.chart, [], baseLayout({}), CONFIG);
@@ -290,6 +292,12 @@ export default function mount(root, { t, store, setParams }) {
     } else cards.masked.hint.textContent = '';
     if (T.weights) mv.weights.draw({ rows: T.weights, rowLabels: tok, colLabels: tok, focusRow: focus, note: focus !== null ? t('attention.focus', { r: focus }) : t('attention.rows_sum'), scale: 1 });
     if (T.out) mv.out.draw({ rows: T.out, rowLabels: tok, colLabels: dims(dv), focusRow: focus });
+    // The worked example in the book's own rounding: one line per stage reached.
+    const row = (m2, r) => toRows(m2)[r];
+    const three = (xs) => `[${xs.map((v) => (Number.isFinite(v) ? v.toFixed(3).replace('-', '−') : '−∞')).join(', ')}]`;
+    cards.weights.note.textContent = focus !== null && T.weights
+      ? `${tok[focus]}: softmax(${three(row(T.masked, focus))}) = ${three(row(T.weights, focus))}` : '';
+    cards.out.note.textContent = focus !== null && T.out ? `${tok[focus]}: ${three(row(T.weights, focus))} · V = ${three(row(T.out, focus))}` : '';
     mv.residual.el.hidden = !T.residual;
     if (T.residual) mv.residual.draw({ rows: T.residual, rowLabels: tok, colLabels: dims(dModel), note: t('attention.residual') });
     cards.out.hint.textContent = stage === STAGES.length ? t('attention.done_hint') : '';
