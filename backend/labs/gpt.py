@@ -1,0 +1,363 @@
+"""Lab `gpt`: a tiny decoder trained live, with every head's attention forming as it learns.
+
+Data: a synthetic task (copy, reverse, sort, induction, modular addition) or a text (the
+bundled zh/en stories or pasted text, char or BPE tokens). Every step streams the loss (and
+perplexity for text), held-out accuracy for tasks every few steps, the learning rate and the
+gradient norm of each layer group. Sent frames add, for one fixed example (at most 64
+tokens, see `_gpt_source.EXAMPLE_CAP`): every layer's and head's attention pattern (u8
+[heads, T, T]), residual-stream norms per layer, the token and position embeddings' norms
+and the next-token candidates. `infer` generates from a prompt one token at a time with the
+KV cache (see `_gpt_frames`). Turning `causal` off lets each position read the token it has
+to predict: training loss collapses while generation is garbage (the periodic text sample
+and the view's previous-run curve make that visible).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any, Literal
+
+import torch
+from pydantic import ValidationInfo, field_validator
+
+from backend.labs import register
+from backend.labs._gpt_frames import example_picture, generation_frames, parse_input
+from backend.labs._gpt_source import TaskSource, TextSource
+from backend.labs.base import Frame, Lab, LabError, LabParams, TensorOut, param
+from models.data.tasks import make_task
+from models.data.texts import MAX_PASTED_BYTES, check_pasted, load_text
+from models.gpt import GPT, GPTConfig, layer_grad_norms
+
+TASKS = ("reverse", "copy", "sort", "induction", "modadd")
+TEXTS = {"text-en": "en", "text-zh": "zh"}
+EVAL_EVERY = {"task": 10, "text": 25}  # steps between held-out evaluations
+SAMPLE_EVERY = 100  # steps between the text samples shown in frames
+PACE_S, PACE_TOTAL_S = 0.03, 3.0  # generated tokens are paced so a learner can watch them
+TIMELINE_MB = 64.0  # a session's recorded frames (Settings.timeline_mb's default)
+MIN_PASTED_CHARS = 100
+SOLVED = 0.95  # exact-sequence accuracy that counts as "solved"
+
+Data = Literal[
+    "reverse", "copy", "sort", "induction", "modadd", "text-en", "text-zh", "text-pasted"
+]
+
+
+class Params(LabParams):
+    data: Data = param(
+        "reverse",
+        zh="任务或文本",
+        en="Task or text",
+        choices={
+            "reverse": ("倒序 (reverse)", "Reverse"),
+            "copy": ("复制 (copy)", "Copy"),
+            "sort": ("排序 (sort)", "Sort"),
+            "induction": ("归纳头：重复一个串", "Induction: repeat a string"),
+            "modadd": ("模加法 a+b mod 11", "Modular addition a+b mod 11"),
+            "text-en": ("文本：英文小故事", "Text: the English story"),
+            "text-zh": ("文本：中文小故事", "Text: the Chinese story"),
+            "text-pasted": ("文本：我粘贴的文字", "Text: my pasted text"),
+        },
+    )
+    seq_len: int = param(6, zh="任务长度 (符号数)", en="Task length (symbols)", ge=2, le=16)
+    pasted: str = param(
+        "",
+        zh=f"粘贴的文字 (至少 {MIN_PASTED_CHARS} 字，最多 200 KB)",
+        en=f"Pasted text (at least {MIN_PASTED_CHARS} characters, at most 200 KB)",
+        max_length=MAX_PASTED_BYTES,
+        validate_default=True,  # "my pasted text" with nothing pasted is refused too
+    )
+    tokenizer: Literal["char", "bpe"] = param(
+        "char",
+        zh="分词器 (文本)",
+        en="Tokenizer (text)",
+        choices={"char": ("按字符", "Characters"), "bpe": ("BPE (sentencepiece)", "BPE")},
+    )
+    vocab_size: int = param(256, zh="BPE 词表大小", en="BPE vocabulary size", ge=32, le=1024)
+    n_layers: int = param(2, zh="层数", en="Layers", ge=1, le=6)
+    n_heads: int = param(4, zh="每层注意力头数", en="Heads per layer", ge=1, le=8)
+    d_model: int = param(
+        64, zh="模型宽度 d_model", en="Width d_model", ge=16, le=256, step=8, validate_default=True
+    )
+    n_ctx: int = param(64, zh="上下文长度 (文本)", en="Context length (text)", ge=8, le=256)
+    positional: Literal["learned", "sinusoidal", "rope", "none"] = param(
+        "learned",
+        zh="位置编码",
+        en="Positions",
+        choices={
+            "learned": ("可学习 (GPT-2)", "Learned (GPT-2)"),
+            "sinusoidal": ("正弦 (原始 Transformer)", "Sinusoidal"),
+            "rope": ("RoPE 旋转", "RoPE"),
+            "none": ("无 (NoPE)", "None (NoPE)"),
+        },
+        validate_default=True,
+    )
+    causal: bool = param(True, zh="因果掩码 (只看过去)", en="Causal mask (see only the past)")
+    lr: float = param(
+        3e-3,
+        zh="学习率 (AdamW)",
+        en="Learning rate (AdamW)",
+        ge=1e-5,
+        le=0.1,
+        scale="log",
+        live=True,
+    )
+    batch: int = param(64, zh="批大小", en="Batch size", ge=1, le=256, live=True)
+    warmup: int = param(50, zh="预热步数", en="Warm-up steps", ge=0, le=1000)
+    steps: int = param(
+        0,
+        zh="训练步数 (0 = 按任务默认)",
+        en="Steps (0 = the task's default)",
+        ge=0,
+        le=20000,
+        live=True,
+    )
+
+    @field_validator("pasted", mode="before")
+    @classmethod
+    def _pasted_fits(cls, text: Any, info: ValidationInfo) -> Any:
+        if not isinstance(text, str):
+            return text
+        if len(text) > MAX_PASTED_BYTES or len(text.encode("utf-8")) > MAX_PASTED_BYTES:
+            size = len(text.encode("utf-8"))
+            raise ValueError(f"pasted text is {size:,} bytes; the limit is {MAX_PASTED_BYTES:,}")
+        if info.data.get("data") == "text-pasted":
+            if len(text) < MIN_PASTED_CHARS:
+                raise ValueError(
+                    f"pasted text has {len(text)} characters; paste at least {MIN_PASTED_CHARS}"
+                )
+            check_pasted(text)
+        return text
+
+    @field_validator("d_model")
+    @classmethod
+    def _heads_divide_width(cls, d_model: int, info: ValidationInfo) -> int:
+        heads = info.data.get("n_heads")
+        if heads and d_model % heads:
+            raise ValueError(f"d_model {d_model} does not split into {heads} heads; use a multiple")
+        return d_model
+
+    @field_validator("positional")
+    @classmethod
+    def _positions_fit(cls, kind: str, info: ValidationInfo) -> str:
+        d, heads = info.data.get("d_model"), info.data.get("n_heads")
+        if kind == "rope" and d and heads and (d // heads) % 2:
+            raise ValueError(f"RoPE rotates pairs: d_model / heads = {d // heads} must be even")
+        if kind == "sinusoidal" and d and d % 2:
+            raise ValueError("sinusoidal positions need an even d_model")
+        return kind
+
+
+@lru_cache(maxsize=8)
+def _cached_text(name: str) -> str:
+    return load_text(name)
+
+
+def _source(p: Params, seed: int) -> TaskSource | TextSource:
+    if p.data in TASKS:
+        return TaskSource(p.data, p.seq_len, seed)
+    text = _cached_text(TEXTS[p.data]) if p.data in TEXTS else p.pasted
+    return TextSource(text, p.tokenizer, p.vocab_size, p.n_ctx, seed)
+
+
+@register
+class GPTLab(Lab):
+    id = "gpt"
+    chapter = 6
+    order = 3
+    title = {"zh": "GPT：从零训练一个小解码器", "en": "GPT: train a tiny decoder live"}
+    description = {
+        "zh": "按下播放：几秒内一个两层 GPT 学会倒序，每个注意力头的图案当场成形。换成文本，"
+        "输入开头看它逐字生成，每一步的候选概率和 KV 缓存一目了然；关掉因果掩码看损失如何作弊。",
+        "en": "Press play: in seconds a two-layer GPT learns to reverse a string while every "
+        "attention head's pattern forms. Switch to text, type a prompt and watch it write token "
+        "by token with each step's candidates and the KV cache; turn the causal mask off and "
+        "watch the loss cheat.",
+    }
+    Params = Params
+    tensors = (
+        "blocks.*.attn.hook_pattern",
+        "grad_norm",
+        "resid_norm",
+        "embed_norm",
+        "next_probs",
+        "target_prob",
+        "top_probs",
+        "new_token_attention",
+    )
+
+    def __init__(self, params: Params, seed: int, device: torch.device):
+        super().__init__(params, seed, device)
+        self.source = _source(params, seed)
+        cfg = GPTConfig(
+            n_layers=params.n_layers,
+            n_heads=params.n_heads,
+            d_model=params.d_model,
+            n_ctx=self.source.n_ctx,
+            d_vocab=self.source.vocab_size,
+            positional=params.positional,
+            causal=params.causal,
+        )
+        torch.manual_seed(seed)
+        self.model = GPT(cfg).to(device)
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=params.lr, betas=(0.9, 0.99))
+        self.t = 0
+        self.n_infer = 0
+        self.solved_at: int | None = None
+        self.grad_norm = torch.zeros(cfg.n_layers + 2)
+        self.grad_labels = ["embed", *(f"blocks.{i}" for i in range(cfg.n_layers)), "unembed"]
+        self.last_eval: dict[str, float] = {}
+        self.scalars: dict[str, float] = {}
+        self.sample: tuple[int, str] | None = None  # (step, text) of the latest text sample
+
+    # -- limits ---------------------------------------------------------------------------
+    @classmethod
+    def estimate_mb(cls, p: Params) -> tuple[float, str | None]:
+        """Weights + grads + AdamW moments, training activations, the timeline."""
+        d, L, H, B = p.d_model, p.n_layers, p.n_heads, p.batch
+        if p.data in TASKS:
+            task = make_task(p.data) if p.data == "modadd" else make_task(p.data, seq_len=p.seq_len)
+            T, V = task.x_len, task.vocab_size
+        else:
+            T = p.n_ctx
+            chars = len(set(p.pasted)) + 1 if p.data == "text-pasted" else 800
+            V = chars if p.tokenizer == "char" else max(p.vocab_size, chars)
+        n_params = 2 * V * d + T * d + L * (12 * d * d + 13 * d)
+        weights = n_params * 4 * 4
+        # Per layer: ~16 d-wide activations a position, and scores, pattern and its grad.
+        acts = 4 * (L * B * T * (16 * d + 3 * H * T) + 3 * B * T * V)
+        mb = (weights + acts) / 2**20 + TIMELINE_MB
+        if acts >= weights:
+            field = "batch" if B > 8 else ("n_ctx" if p.data not in TASKS else "n_layers")
+        else:
+            field = "d_model"
+        return mb, field
+
+    def max_steps(self) -> int:
+        return self.params.steps or self.source.default_steps
+
+    def update_live(self, params: Params) -> None:
+        self.params = params  # lr is set before every step; batch and steps are read there
+
+    # -- training -------------------------------------------------------------------------
+    def _lr_at(self, t: int) -> float:
+        warm = self.params.warmup
+        return self.params.lr * min(1.0, (t + 1) / warm) if warm else self.params.lr
+
+    def step(self, capture: bool) -> Frame:
+        lr = self._lr_at(self.t)
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        x, y, mask = self.source.batch(self.params.batch)
+        x, y = x.to(self.device), y.to(self.device)
+        mask = mask.to(self.device) if mask is not None else None
+        logits = self.model(x)  # fused attention: no pattern is materialised here
+        loss = self.source.loss(logits, y, mask)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.grad_norm, _ = layer_grad_norms(self.model)
+        self.opt.step()
+        self.t += 1
+        value = loss.item()
+        scalars: dict[str, float] = {"loss": value, "lr": lr}
+        if self.source.kind == "text":
+            scalars["ppl"] = math.exp(min(value, 50.0)) if math.isfinite(value) else value
+        scalars.update(self.source.train_scalars(logits.detach(), y, mask))
+        for label, g in zip(self.grad_labels, self.grad_norm.tolist(), strict=True):
+            scalars[f"grad_norm.{label}"] = g
+        if math.isfinite(value) and (
+            self.t % EVAL_EVERY[self.source.kind] == 0 or self.t == self.max_steps()
+        ):
+            scalars.update(self._evaluate())
+        self.scalars = scalars
+        return self._frame(scalars, capture)
+
+    def _evaluate(self) -> dict[str, float]:
+        self.model.eval()
+        try:
+            out = self.source.evaluate(self.model)
+        finally:
+            self.model.train()
+        if out.get("seq_acc", 0.0) > SOLVED and self.solved_at is None:
+            self.solved_at = self.t
+        self.last_eval = {**out, "step": self.t}
+        return out
+
+    def snapshot(self) -> Frame:
+        if self.t == 0 or not self.scalars:
+            scalars = self._evaluate()
+            scalars["loss"] = scalars["val_loss"]  # before any step: the held-out loss
+            if self.source.kind == "text":
+                scalars["ppl"] = scalars["val_ppl"]
+            scalars["lr"] = self._lr_at(0)
+            self.scalars = scalars
+        else:
+            self.scalars = {**self.scalars, "lr": self._lr_at(self.t)}
+        return self._frame(self.scalars, True)
+
+    def _frame(self, scalars: dict[str, float], capture: bool) -> Frame:
+        frame = Frame(scalars=scalars)
+        if not capture:
+            return frame
+        tensors, meta = example_picture(self.model, self.source)
+        tensors.append(TensorOut("grad_norm", self.grad_norm, "f32", self.grad_labels))
+        cfg = self.model.cfg
+        meta.update(
+            {
+                "kind": self.source.kind,
+                "data": self.params.data,
+                "causal": cfg.causal,
+                "positional": cfg.positional,
+                "n_layers": cfg.n_layers,
+                "n_heads": cfg.n_heads,
+                "n_ctx": cfg.n_ctx,
+                "vocab_size": cfg.d_vocab,
+                "n_params": self.model.num_params(),
+                "max_steps": self.max_steps(),
+                "eval": self.last_eval,
+                "solved_at": self.solved_at,
+                "solved_threshold": SOLVED,
+                "prompt_example": self.source.prompt_example(),
+            }
+        )
+        if self.source.kind == "text":
+            if self.sample is None or self.t - self.sample[0] >= SAMPLE_EVERY:
+                self.sample = (self.t, self.source.sample_text(self.model, self.seed))
+            meta["sample"] = {"step": self.sample[0], "text": self.sample[1]}
+        frame.tensors = tensors
+        frame.meta = meta
+        return frame
+
+    # -- generation -----------------------------------------------------------------------
+    def infer(self, data: dict[str, Any]) -> Iterator[Frame]:
+        inp = parse_input(data)
+        self.n_infer += 1
+        pace = min(PACE_S, PACE_TOTAL_S / inp.max_new)
+        seed = self.seed * 7919 + self.n_infer
+        try:
+            for i, (frame, _) in enumerate(generation_frames(self.model, self.source, inp, seed)):
+                if i:
+                    time.sleep(pace)
+                yield frame
+        except ValueError as exc:  # e.g. a context the model cannot hold
+            raise LabError(str(exc), field="input") from None
+
+    # -- persistence ----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model.state_dict(),
+            "opt": self.opt.state_dict(),
+            "t": self.t,
+            "gen": self.source.gen.get_state(),
+            "solved_at": self.solved_at,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.t = state["t"]
+        self.source.gen.set_state(state["gen"])
+        self.solved_at = state["solved_at"]
+        self.sample = None

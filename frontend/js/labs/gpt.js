@@ -1,0 +1,328 @@
+// View of `gpt`: a layers × heads grid of attention maps (canvas) over one fixed example,
+// its tokens, loss / accuracy (or perplexity) / gradient-norm curves, residual and embedding
+// norms, the next-token candidates, the causal-mask leak made obvious, and generation with
+// the KV cache. Everything drawn comes from the server's frames; the page computes no model
+// maths. The hovered token (store key `hoverToken`) is highlighted in every view.
+import './gpt/strings.js';
+import { pick, t } from '../core/i18n.js';
+import { attentionGrid } from '../components/attentionGrid.js';
+import { tokenStrip } from '../components/tokenStrip.js';
+import { probBars } from '../components/probBars.js';
+import { panel } from '../components/panel.js';
+import { readout } from '../components/readout.js';
+import { fmt } from '../components/plot.js';
+import { trainingCharts } from './gpt/charts.js';
+import { generatePanel } from './gpt/generate.js';
+
+const CSS = '/css/labs/gpt.css';
+const TASK_KINDS = ['reverse', 'copy', 'sort', 'induction', 'modadd'];
+const TEXT_PROMPTS = { 'text-en': 'The little shaomai', 'text-zh': '小烧麦' };
+const SECONDARY_MS = 150; // the norm bars redraw at most this often while frames stream
+// Plotly's extendTraces costs ~10-20 ms a call on a 2-core box that also trains the model:
+// curves take their new rows a few times a second, not at every animation frame.
+const CURVES_MS = 300;
+
+function addCss() {
+  if (document.querySelector(`link[href="${CSS}"]`)) return;
+  const link = document.createElement('link');
+  link.rel = 'stylesheet';
+  link.href = CSS;
+  document.head.append(link);
+}
+
+const div = (cls) => { const e = document.createElement('div'); if (cls) e.className = cls; return e; };
+
+export default function mount(root, ctx) {
+  const { store, info } = ctx;
+  addCss();
+  root.innerHTML = '';
+  const view = div('gpt-view');
+  root.append(view);
+
+  // -- the leak banner ----------------------------------------------------------------------
+  const leak = div('gpt-leak');
+  leak.hidden = true;
+  leak.setAttribute('role', 'alert');
+  const leakTitle = document.createElement('strong');
+  const leakText = document.createElement('p');
+  const leakFix = document.createElement('button');
+  leakFix.type = 'button';
+  leakFix.onclick = () => ctx.setParams({ causal: true });
+  leak.append(leakTitle, leakText, leakFix);
+  view.append(leak);
+
+  const grid = div('view-grid gpt-grid');
+  view.append(grid);
+
+  // -- attention ----------------------------------------------------------------------------
+  const pAttn = panel(grid, 'gpt.attention', { chart: false, hint: 'gpt.attn_hint', wide: true });
+  const solvedBadge = document.createElement('span');
+  solvedBadge.className = 'gpt-solved';
+  solvedBadge.hidden = true;
+  pAttn.el.querySelector('h3').after(solvedBadge);
+  const attnRow = div('gpt-attn-row');
+  const attnMain = div('gpt-attn-main');
+  const exampleLabel = div('gpt-sub');
+  const strip = tokenStrip(div(), { store });
+  const gridEl = div();
+  const legend = div('gpt-legend');
+  legend.innerHTML = '<span class="lg-scale"></span><span class="lg-text"></span><span class="lg-masked"></span><span class="lg-mtext"></span>';
+  const explain = document.createElement('p');
+  explain.className = 'gpt-explain';
+  attnMain.append(exampleLabel, strip.el, gridEl, legend, explain);
+  const side = div('gpt-attn-side');
+  const nextTitle = document.createElement('h4');
+  const next = probBars(div(), { max: 8 });
+  const facts = readout(div());
+  side.append(nextTitle, next.el, facts.el);
+  attnRow.append(attnMain, side);
+  pAttn.body.append(attnRow);
+  const attn = attentionGrid(gridEl, { store });
+
+  // -- curves -------------------------------------------------------------------------------
+  const pLoss = panel(grid, 'gpt.loss_chart');
+  const pMetric = panel(grid, 'gpt.acc_chart');
+  const pGrad = panel(grid, 'gpt.grad_chart');
+  const charts = trainingCharts({ lossEl: pLoss.chart, metricEl: pMetric.chart, gradEl: pGrad.chart });
+  charts.init();
+  const pResid = panel(grid, 'gpt.resid_chart', { chart: false });
+  pResid.el.classList.add('gpt-resid');
+  const residTitle = document.createElement('h4');
+  const resid = probBars(div(), { max: 10, scale: 'max', format: (v) => fmt(v, 3) });
+  pResid.body.append(residTitle, resid.el);
+
+  // -- text sample (the leak's evidence) ----------------------------------------------------
+  const pSample = panel(grid, null, { chart: false });
+  pSample.el.classList.add('gpt-sample');
+  const sampleTitle = document.createElement('h3');
+  const sampleText = document.createElement('pre');
+  const prevTitle = document.createElement('h4');
+  const prevText = document.createElement('pre');
+  prevText.className = 'prev';
+  const leakTry = document.createElement('button');
+  leakTry.type = 'button';
+  leakTry.onclick = () => ctx.setParams({ causal: false });
+  pSample.body.append(sampleTitle, sampleText, prevTitle, prevText, leakTry);
+  pSample.el.hidden = true;
+
+  // -- generation ---------------------------------------------------------------------------
+  const pGen = panel(grid, 'gpt.gen_title', { chart: false, wide: true });
+  const gen = generatePanel(pGen.body, { infer: ctx.infer });
+  ctx.client.on('error', (m) => { if (m.field && m.field.startsWith('input')) gen.error(); });
+
+  // -- state --------------------------------------------------------------------------------
+  let last = null; // latest training frame
+  let runParams = { ...ctx.params() };
+  let prevSample = null; // {text, step, diff}
+  let pendingDiff = false; // a new run started: name the previous one when its params arrive
+  let secondaryAt = 0;
+  let secondaryTimer = null;
+  let pendingRows = [];
+  let curvesTimer = null;
+  const flushCurves = () => {
+    curvesTimer = null;
+    if (pendingRows.length) charts.add(pendingRows);
+    pendingRows = [];
+  };
+
+  const isText = (p) => !TASK_KINDS.includes(p.data);
+
+  function paramDiff(before, after) {
+    const props = info.schema.properties;
+    const out = [];
+    for (const k of Object.keys(after)) {
+      if (JSON.stringify(before[k]) === JSON.stringify(after[k]) || k === 'pasted') continue;
+      const p = props[k] || {};
+      let v = before[k];
+      if (typeof v === 'boolean') v = t(v ? 'gpt.on' : 'gpt.off');
+      else if (p.choices && p.choices[v]) v = pick(p.choices[v]);
+      const name = (pick(p.label) || k).replace(/\s*[(（][^()（）]*[)）]\s*$/, ''); // "Causal mask (see only the past)" -> "Causal mask"
+      out.push(`${name}: ${v}`);
+    }
+    return out.join(', ');
+  }
+
+  function focusIndex() {
+    const k = store.get('hoverToken');
+    if (k !== null && k !== undefined && last && k < last.meta.tokens.length) return k;
+    if (!last) return null;
+    const g = last.meta.graded.indexOf(true); // the first graded position: the answer starts
+    return last.meta.kind === 'task' && g >= 0 ? g : last.meta.tokens.length - 1;
+  }
+
+  function drawNext() {
+    if (!last) return;
+    const i = focusIndex();
+    const m = last.meta;
+    const probs = last.tensors.next_probs;
+    const K = probs.shape[1];
+    const target = m.targets[i];
+    nextTitle.textContent = t('gpt.next_probs', { tok: `“${m.tokens[i]}”`, i });
+    next.show(m.next_top[i].map((label, j) => ({
+      label, value: probs.data[i * K + j], hot: label === target, note: label === target ? t('gpt.correct') : '',
+    })));
+  }
+
+  function drawSecondary() {
+    if (!last) return;
+    const now = performance.now();
+    if (now - secondaryAt < SECONDARY_MS) {
+      clearTimeout(secondaryTimer);
+      secondaryTimer = setTimeout(drawSecondary, SECONDARY_MS);
+      return;
+    }
+    secondaryAt = now;
+    const r = last.tensors.resid_norm, e = last.tensors.embed_norm;
+    const [rows, T] = r.shape;
+    const k = store.get('hoverToken');
+    const at = k !== null && k !== undefined && k < T ? k : null;
+    const val = (tensor, row) => {
+      if (at !== null) return tensor.data[row * T + at];
+      let s = 0;
+      for (let j = 0; j < T; j++) s += tensor.data[row * T + j];
+      return s / T;
+    };
+    residTitle.textContent = at !== null ? t('gpt.resid_token', { tok: `“${last.meta.tokens[at]}”`, i: at }) : t('gpt.resid_mean');
+    resid.show([
+      { label: t('gpt.tok_emb'), value: val(e, 0), kind: 'tok' },
+      { label: t('gpt.pos_emb'), value: val(e, 1), kind: 'pos' },
+      ...r.labels.map((label, l) => ({ label: l === 0 ? t('gpt.resid_in') : `${t('gpt.resid_after')} ${label}`, value: val(r, l) })),
+    ]);
+  }
+
+  function drawInfo() {
+    const m = last.meta, s = last.scalars;
+    const rows = [
+      { label: t('gpt.step'), value: `${last.step} / ${m.max_steps}` },
+      { label: t('loss'), value: s.loss },
+    ];
+    if (m.kind === 'task') {
+      rows.push({ label: t('gpt.held_out_exact'), value: m.eval.seq_acc !== undefined ? `${(100 * m.eval.seq_acc).toFixed(1)}%` : '–', note: m.eval.step !== undefined ? `@${m.eval.step}` : '' });
+      rows.push({ label: t('gpt.solved'), value: m.solved_at ? '✓' : t('gpt.not_yet'), note: m.solved_at ? t('gpt.solved_at', { step: m.solved_at, pct: Math.round(100 * m.solved_threshold) }) : '' });
+    } else {
+      rows.push({ label: t('gpt.held_out_ppl'), value: m.eval.val_ppl ?? '–', note: m.eval.step !== undefined ? `@${m.eval.step}` : '' });
+    }
+    rows.push(
+      { label: t('gpt.n_params'), value: m.n_params.toLocaleString() },
+      { label: t('gpt.shape'), value: t('gpt.shape_value', { layers: m.n_layers, heads: m.n_heads }) },
+      { label: t('gpt.ctx_vocab'), value: `${m.n_ctx} / ${m.vocab_size}` },
+      { label: t('gpt.mask'), value: t(m.causal ? 'gpt.on' : 'gpt.off'), warn: !m.causal },
+    );
+    facts.show(rows);
+  }
+
+  function drawLeak() {
+    const p = ctx.params();
+    const text = isText(p);
+    leak.hidden = p.causal !== false;
+    leakTitle.textContent = t('gpt.leak_title');
+    leakText.textContent = t(text ? 'gpt.leak_text' : 'gpt.leak_task');
+    leakFix.textContent = t('gpt.leak_fix');
+    leakTry.hidden = p.causal === false;
+    leakTry.textContent = t('gpt.leak_try');
+  }
+
+  function drawSample() {
+    const m = last && last.meta;
+    pSample.el.hidden = !(m && m.sample);
+    if (!m || !m.sample) return;
+    sampleTitle.textContent = t('gpt.sample', { step: m.sample.step });
+    sampleText.textContent = m.sample.text;
+    prevTitle.hidden = prevText.hidden = !prevSample;
+    if (prevSample) {
+      prevTitle.textContent = t('gpt.sample_prev', { diff: prevSample.diff || t('gpt.prev_run'), step: prevSample.step });
+      prevText.textContent = prevSample.text;
+    }
+  }
+
+  function drawAttention() {
+    const m = last.meta;
+    const patterns = [];
+    for (let l = 0; l < m.n_layers; l++) patterns.push(last.tensors[`blocks.${l}.attn.hook_pattern`]);
+    attn.draw({ patterns, tokens: m.tokens, causal: m.causal });
+    exampleLabel.textContent = t('gpt.example');
+    const target = last.tensors.target_prob.data;
+    strip.show(m.tokens, {
+      values: m.graded.map((g, i) => (g ? target[i] : 0)),
+      muted: m.graded.map((g) => !g),
+      titles: m.tokens.map((tok, i) => `${t('gpt.position')} ${i}: “${tok}” — ${t('gpt.next_is', { tok: `“${m.targets[i]}”` })}: ${(100 * target[i]).toFixed(1)}%`),
+    });
+    const task = m.kind === 'task' ? m.data : 'text';
+    explain.textContent = t(`gpt.explain_${task}`);
+    solvedBadge.hidden = !m.solved_at;
+    if (m.solved_at) solvedBadge.textContent = `✓ ${t('gpt.solved')} ${t('gpt.solved_at', { step: m.solved_at, pct: Math.round(100 * m.solved_threshold) })}`;
+  }
+
+  function drawLegend() {
+    legend.querySelector('.lg-text').textContent = t('gpt.scale');
+    legend.querySelector('.lg-mtext').textContent = t('gpt.masked_key');
+  }
+
+  function genDefaults(m) {
+    const p = ctx.params();
+    if (m.kind === 'task') {
+      const answers = m.graded.filter(Boolean).length;
+      gen.defaults(`${p.data}:${p.seq_len}`, { prompt: m.prompt_example, max_new: m.data === 'induction' ? answers + 1 : answers, temperature: 0, top_k: 0, top_p: 1 });
+    } else {
+      const prompt = TEXT_PROMPTS[p.data] || m.prompt_example;
+      // Stay inside the context window, so the cache grows a row a token and never slides.
+      const room = m.n_ctx - [...prompt].length;
+      gen.defaults(`${p.data}:${m.n_ctx}`, { prompt, max_new: Math.max(1, Math.min(80, room)), temperature: 0.8, top_k: 0, top_p: 0.95 });
+    }
+  }
+
+  store.on('hoverToken', () => { drawNext(); drawSecondary(); });
+  drawLeak();
+  drawLegend();
+
+  return {
+    frame(f) {
+      if (!f.tensors['blocks.0.attn.hook_pattern']) return;
+      last = f;
+      charts.setKind(f.meta.kind);
+      pMetric.el.querySelector('h3').textContent = t(f.meta.kind === 'text' ? 'gpt.ppl_chart' : 'gpt.acc_chart');
+      drawAttention();
+      drawNext();
+      drawInfo();
+      drawSample();
+      drawSecondary();
+      genDefaults(f.meta);
+      root.dataset.step = String(f.step); // for tests: the step the grid shows
+    },
+    infer(f) { gen.frame(f); },
+    scalars(rows) {
+      pendingRows.push(...rows);
+      if (!curvesTimer) curvesTimer = setTimeout(flushCurves, CURVES_MS);
+    },
+    reset() {
+      clearTimeout(curvesTimer);
+      curvesTimer = null;
+      pendingRows = [];
+      if (last && last.meta.sample) prevSample = { text: last.meta.sample.text, step: last.meta.sample.step, diff: '' };
+      charts.reset();
+      pendingDiff = true;
+      last = null;
+    },
+    params(p) {
+      if (pendingDiff) { // the run just rebuilt: name the previous one by what changed
+        const diff = paramDiff(runParams, p);
+        charts.labelPrevious(() => (diff ? t('gpt.prev_run_with', { diff }) : t('gpt.prev_run')));
+        if (prevSample) prevSample.diff = diff;
+        pendingDiff = false;
+      }
+      runParams = { ...p };
+      drawLeak();
+      drawSample();
+    },
+    relabel() {
+      for (const p of [pAttn, pLoss, pMetric, pGrad, pResid, pGen]) p.relabel();
+      if (last) pMetric.el.querySelector('h3').textContent = t(last.meta.kind === 'text' ? 'gpt.ppl_chart' : 'gpt.acc_chart');
+      charts.relabel();
+      gen.relabel();
+      attn.relabel();
+      drawLeak();
+      drawLegend();
+      if (last) { drawAttention(); drawNext(); drawInfo(); drawSample(); secondaryAt = 0; drawSecondary(); }
+    },
+  };
+}
