@@ -40,6 +40,9 @@ TIMELINE_MB = 64.0  # a session's recorded frames (Settings.timeline_mb's defaul
 MIN_PASTED_CHARS = 100
 SOLVED = 0.95  # exact-sequence accuracy that counts as "solved"
 
+SHOW_TASK = {"data": list(TASKS)}
+SHOW_TEXT = {"data": ["text-en", "text-zh", "text-pasted"]}
+
 Data = Literal[
     "reverse", "copy", "sort", "induction", "modadd", "text-en", "text-zh", "text-pasted"
 ]
@@ -61,27 +64,40 @@ class Params(LabParams):
             "text-pasted": ("文本：我粘贴的文字", "Text: my pasted text"),
         },
     )
-    seq_len: int = param(6, zh="任务长度 (符号数)", en="Task length (symbols)", ge=2, le=16)
+    seq_len: int = param(
+        6, zh="任务长度 (符号数)", en="Task length (symbols)", ge=2, le=16, show_if=SHOW_TASK
+    )
     pasted: str = param(
         "",
-        zh=f"粘贴的文字 (至少 {MIN_PASTED_CHARS} 字，最多 200 KB)",
-        en=f"Pasted text (at least {MIN_PASTED_CHARS} characters, at most 200 KB)",
+        zh=f"你的文字 (粘贴至少 {MIN_PASTED_CHARS} 字、最多 200 KB，就会用它训练)",
+        en=f"Your text (paste at least {MIN_PASTED_CHARS} characters, at most 200 KB, to train on it)",
         max_length=MAX_PASTED_BYTES,
-        validate_default=True,  # "my pasted text" with nothing pasted is refused too
+        validate_default=True,
+        show_if=SHOW_TEXT,  # pasting while on a bundled text switches to it (the view does)  # "my pasted text" with nothing pasted is refused too
     )
     tokenizer: Literal["char", "bpe"] = param(
         "char",
         zh="分词器 (文本)",
         en="Tokenizer (text)",
         choices={"char": ("按字符", "Characters"), "bpe": ("BPE (sentencepiece)", "BPE")},
+        show_if=SHOW_TEXT,
     )
-    vocab_size: int = param(256, zh="BPE 词表大小", en="BPE vocabulary size", ge=32, le=1024)
+    vocab_size: int = param(
+        256,
+        zh="BPE 词表大小",
+        en="BPE vocabulary size",
+        ge=32,
+        le=1024,
+        show_if={"tokenizer": "bpe", **SHOW_TEXT},
+    )
     n_layers: int = param(2, zh="层数", en="Layers", ge=1, le=6)
     n_heads: int = param(4, zh="每层注意力头数", en="Heads per layer", ge=1, le=8)
     d_model: int = param(
         64, zh="模型宽度 d_model", en="Width d_model", ge=16, le=256, step=8, validate_default=True
     )
-    n_ctx: int = param(64, zh="上下文长度 (文本)", en="Context length (text)", ge=8, le=256)
+    n_ctx: int = param(
+        64, zh="上下文长度 (文本)", en="Context length (text)", ge=8, le=256, show_if=SHOW_TEXT
+    )
     positional: Literal["learned", "sinusoidal", "rope", "none"] = param(
         "learned",
         zh="位置编码",
@@ -126,7 +142,8 @@ class Params(LabParams):
         if info.data.get("data") == "text-pasted":
             if len(text) < MIN_PASTED_CHARS:
                 raise ValueError(
-                    f"pasted text has {len(text)} characters; paste at least {MIN_PASTED_CHARS}"
+                    f"pasted text has {len(text)} characters; paste at least "
+                    f"{MIN_PASTED_CHARS} into the text box shown for texts"
                 )
             check_pasted(text)
         return text

@@ -262,7 +262,7 @@ export default function mount(root, ctx) {
     const p = ctx.params();
     if (m.kind === 'task') {
       const answers = m.graded.filter(Boolean).length;
-      gen.defaults(`${p.data}:${p.seq_len}`, { prompt: m.prompt_example, max_new: m.data === 'induction' ? answers + 1 : answers, temperature: 0, top_k: 0, top_p: 1 });
+      gen.defaults(`${p.data}:${p.seq_len}`, { prompt: m.prompt_example, max_new: answers, temperature: 0, top_k: 0, top_p: 1 });
     } else {
       const prompt = TEXT_PROMPTS[p.data] || m.prompt_example;
       // Stay inside the context window, so the cache grows a row a token and never slides.
@@ -272,6 +272,7 @@ export default function mount(root, ctx) {
   }
 
   store.on('hoverToken', () => { drawNext(); drawSecondary(); });
+  store.on('role', (r) => gen.setReadOnly(r !== 'driver')); // viewers watch generations, not start them
   drawLeak();
   drawLegend();
 
@@ -310,6 +311,9 @@ export default function mount(root, ctx) {
         if (prevSample) prevSample.diff = diff;
         pendingDiff = false;
       }
+      // Text pasted while a bundled text is chosen: train on it.
+      const pasted = p.pasted && p.pasted !== runParams.pasted && [...p.pasted].length >= 100;
+      if (pasted && p.data !== 'text-pasted' && store.get('role') === 'driver') ctx.setParams({ data: 'text-pasted' });
       runParams = { ...p };
       drawLeak();
       drawSample();

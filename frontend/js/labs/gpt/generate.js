@@ -78,9 +78,10 @@ export function generatePanel(body, { infer }) {
   };
 
   const go = form.querySelector('.gen-go');
+  let readOnly = false;
   const setBusy = (b) => {
     busy = b;
-    go.disabled = b;
+    go.disabled = b || readOnly;
     go.textContent = b ? t('gpt.generating') : t('gpt.generate');
   };
 
@@ -210,6 +211,7 @@ export function generatePanel(body, { infer }) {
       syncRanges();
     },
     error() { clearTimeout(setBusy.timer); setBusy(false); },
+    setReadOnly(ro) { readOnly = ro; setBusy(busy); },
     relabel,
   };
 }
