@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     idle_grace_s: float = 300.0
     reap_interval_s: float = 10.0
     device: str = "auto"  # auto = cuda when available, else cpu
+    # Frames carry `t`, the server's Unix time when the frame was encoded, so a client on
+    # the same host can measure how late a frame arrives (the benchmark suite turns it on).
+    frame_clock: bool = False
 
     # Security (docs/security.md). Pages from other origins may not open the websocket.
     allowed_origins: list[str] = []  # besides the app's own origin and localhost

@@ -103,6 +103,13 @@ class Session:
         self.share_code: str | None = None
 
     # -- plumbing -------------------------------------------------------------------------
+    def _extra(self, epoch: int, **more: Any) -> dict[str, Any]:
+        """Header fields of a frame this session encodes (run; t when frame_clock is on)."""
+        out: dict[str, Any] = {**more, "run": epoch}
+        if self.settings.frame_clock:
+            out["t"] = round(time.time(), 4)
+        return out
+
     async def _work(self, fn, *args):
         return await self._loop.run_in_executor(self._executor, fn, *args)
 
@@ -149,7 +156,7 @@ class Session:
     def _snapshot(self, epoch: int) -> None:
         frame = self.lab.snapshot()
         frame.step = self._wstep
-        data = wire.encode(frame, {"run": epoch})
+        data = wire.encode(frame, self._extra(epoch))
         self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
 
     def _run(self, n: int, epoch: int, every_frame: bool, budget_s: float) -> str | None:
@@ -172,14 +179,14 @@ class Session:
             data = None
             if capture:
                 self._last_frame_t = now
-                data = wire.encode(frame, {"run": epoch})
+                data = wire.encode(frame, self._extra(epoch))
             self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
             loss = frame.scalars.get("loss")
             if self.lab.trains and loss is not None and not math.isfinite(loss):
                 if data is None:  # show the whole picture of where it blew up
                     full = self.lab.snapshot()
                     full.step, full.scalars = self._wstep, frame.scalars
-                    data = wire.encode(full, {"run": epoch})
+                    data = wire.encode(full, self._extra(epoch))
                     self._loop.call_soon_threadsafe(
                         self._report, epoch, self._wstep, frame.scalars, data
                     )
@@ -336,7 +343,7 @@ class Session:
         def run() -> None:
             for frame in self.lab.infer(data):
                 frame.step = self._wstep
-                buf = wire.encode(frame, {"infer": True, "run": epoch})
+                buf = wire.encode(frame, self._extra(epoch, infer=True))
                 self._loop.call_soon_threadsafe(self.bus.publish_frame, buf)
 
         await self._guard(self._work(run))
