@@ -97,7 +97,9 @@ class Session:
         self._player: asyncio.Task | None = None
         self._speed = settings.max_steps_per_s
         self._wstep = 0  # the worker's step counter
-        self._last_frame_t = 0.0
+        self._next_frame_t = 0.0  # when the next tensor frame is due while playing
+        self._last_frame_t = 0.0  # when the last one was ready
+        self._step_s = 0.0  # a typical step's time (outliers such as evaluations clipped)
         self.view_state: dict[str, Any] = {}
         self.read_only = False  # a replayed saved run: watch and seek, fork to train
         self.share_code: str | None = None
@@ -159,6 +161,13 @@ class Session:
         data = wire.encode(frame, self._extra(epoch))
         self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
 
+    def _frame_due(self, now: float, period: float) -> bool:
+        """Should the step starting now send its tensors? Frames follow a schedule, not "a
+        period since the last one" (with 15 ms steps that gives a frame per 45 ms: 22 of 30
+        fps); and a frame never comes within half a period of the one before (after a long
+        step, such as a lab's evaluation, the next short step would bunch up behind it)."""
+        return now >= self._next_frame_t and now + self._step_s - self._last_frame_t >= period / 2
+
     def _run(self, n: int, epoch: int, every_frame: bool, budget_s: float) -> str | None:
         """Run up to n steps (or budget_s seconds); returns a final state or None."""
         t0 = time.monotonic()
@@ -172,13 +181,16 @@ class Session:
                 return "done"
             now = time.monotonic()
             last = i == n - 1
-            capture = every_frame or last or now - self._last_frame_t >= frame_period
+            capture = every_frame or last or self._frame_due(now, frame_period)
             frame = self.lab.step(capture)
+            done = time.monotonic()
+            self._step_s += 0.25 * (min(done - now, 2 * self._step_s or 1.0) - self._step_s)
             self._wstep += 1
             frame.step = self._wstep
             data = None
             if capture:
-                self._last_frame_t = now
+                self._last_frame_t = done
+                self._next_frame_t = max(self._next_frame_t + frame_period, now + frame_period / 2)
                 data = wire.encode(frame, self._extra(epoch))
             self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
             loss = frame.scalars.get("loss")
