@@ -1,5 +1,6 @@
-// A live line chart: curves extended per batch of scalar rows (Plotly.extendTraces), never redrawn.
-import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleFrame } from './plot.js';
+// A live line chart: curves extended per batch of scalar rows (Plotly.extendTraces), never
+// redrawn; batches are flushed at most once per animation frame and within a main-thread share.
+import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleCost } from './plot.js';
 
 /**
  * traces: [{key: 'loss', name: 'loss', color?}] read from scalar rows' values.
@@ -18,13 +19,17 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     yaxis: { title: { text: yTitle }, type: logY ? 'log' : 'linear', exponentformat: 'power' },
   });
   Plotly.newPlot(el, data, layout, CONFIG);
+  const owner = {};
+  el.lineChartOwner = owner; // a chart rebuilt on this element drops this one's late batch
   let buffer = traces.map(() => ({ x: [], y: [] }));
   let count = 0;
-  const flush = throttleFrame(() => {
+  // Batched: a curve with thousands of points costs tens of ms to extend, and frames
+  // (attention maps, heatmaps) must still be drawn between two extensions.
+  const flush = throttleCost(() => {
     const idx = [], xs = [], ys = [];
     buffer.forEach((b, i) => { if (b.x.length) { idx.push(i); xs.push(b.x); ys.push(b.y); } });
     buffer = traces.map(() => ({ x: [], y: [] }));
-    if (idx.length) Plotly.extendTraces(el, { x: xs, y: ys }, idx, maxPoints);
+    if (idx.length && el.lineChartOwner === owner) Plotly.extendTraces(el, { x: xs, y: ys }, idx, maxPoints);
   });
   return {
     el,

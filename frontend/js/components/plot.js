@@ -41,6 +41,32 @@ export function throttleFrame(fn) {
   };
 }
 
+/**
+ * Like throttleFrame, but a costly fn also waits: after a run that took c ms the next one
+ * waits c·(1/share − 1) ms more, so fn takes at most `share` of the page's main thread.
+ * (A long curve's extendTraces costs tens of ms; frames must still be drawn between.)
+ */
+export function throttleCost(fn, share = 0.25) {
+  let pending = null;
+  let end = 0;
+  let cost = 0;
+  const run = () => {
+    const wait = end + cost * (1 / share - 1) - performance.now();
+    if (wait > 1) { setTimeout(() => requestAnimationFrame(run), wait); return; }
+    const a = pending;
+    pending = null;
+    const t0 = performance.now();
+    fn(...a);
+    end = performance.now();
+    cost = end - t0;
+  };
+  return (...args) => {
+    const first = pending === null;
+    pending = args;
+    if (first) requestAnimationFrame(run);
+  };
+}
+
 export const finite = (v) => typeof v === 'number' && Number.isFinite(v);
 
 export function fmt(v, digits = 4) {
