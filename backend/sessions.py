@@ -100,6 +100,7 @@ class Session:
         self._next_frame_t = 0.0  # when the next tensor frame is due while playing
         self._last_frame_t = 0.0  # when the last one was ready
         self._step_s = 0.0  # a typical step's time (outliers such as evaluations clipped)
+        self._due = 0.0  # when the next step may start, at the requested speed
         self.view_state: dict[str, Any] = {}
         self.read_only = False  # a replayed saved run: watch and seek, fork to train
         self.share_code: str | None = None
@@ -179,7 +180,13 @@ class Session:
                 return None
             if limit is not None and self._wstep >= limit or self._wstep >= self.settings.max_steps:
                 return "done"
+            # Pace to the requested speed, across chunks (a chunk that ends must not make
+            # the next step early); wait() returns early on pause.
+            wait = self._due - time.monotonic()
+            if wait > 0 and self._stop.wait(wait):
+                return None
             now = time.monotonic()
+            self._due = max(self._due, now) + period  # steps start a period apart at least
             last = i == n - 1
             capture = every_frame or last or self._frame_due(now, frame_period)
             frame = self.lab.step(capture)
@@ -204,10 +211,6 @@ class Session:
                     )
                 return "diverged"
             if time.monotonic() - t0 >= budget_s:
-                return None
-            # Pace to the requested speed; wait() returns early on pause.
-            wait = t0 + (i + 1) * period - time.monotonic()
-            if wait > 0 and self._stop.wait(wait):
                 return None
         return None
 
