@@ -112,6 +112,10 @@ def test_infer_streams_tokens_with_the_kv_cache_growing_one_row_a_token(client):
             probs = f["tensors"]["top_probs"]
             assert head["top_probs"]["labels"][0] == m["token"]  # greedy: the top candidate
             assert probs[0] == pytest.approx(m["prob"]) and probs.sum() <= 1 + 1e-6
+            raw = f["tensors"]["top_raw_probs"]  # the model's own odds, before greedy/top-k/top-p
+            assert raw.shape == probs.shape and raw[0] == raw.max() and 0 < raw.sum() <= 1 + 1e-6
+            assert m["history"]["positions"][-1] == m["total"]["positions"]
+            assert len(m["history"]["positions_no_cache"]) == i + 1  # a skipped frame loses nothing
         total = fs[-1]["header"]["meta"]["total"]
         assert total["positions"] == 8 + 4 and total["positions_no_cache"] == sum(range(8, 13))
         assert total["flops"] < total["flops_no_cache"]
