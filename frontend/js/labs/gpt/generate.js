@@ -107,7 +107,7 @@ export function generatePanel(body, { infer }) {
     const labelW = 44;
     const cell = Math.max(3, Math.min(22, Math.floor((att.clientWidth - labelW - 4) / Math.max(T, 1))));
     const rowH = Math.max(6, Math.min(14, cell));
-    const top = cell >= 9 ? 54 : 4;
+    const top = cell >= 12 ? 54 : 4; // labels only where they stay legible
     const w = labelW + T * cell, h = top + L * (H * rowH + 6);
     const ctx = fitCanvas(attCanvas, w, h);
     ctx.clearRect(0, 0, w, h);
