@@ -9,7 +9,10 @@ the bus, so neither needs a lock. Commands are serialized by the single-thread e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import ctypes
+import ctypes.util
 import logging
 import math
 import secrets
@@ -44,6 +47,24 @@ class SessionError(Exception):
 def _init_worker() -> None:
     # Many sessions share 2 cores: one torch thread each beats oversubscription.
     torch.set_num_threads(1)
+
+
+def _libc_trim():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        return None
+
+
+_MALLOC_TRIM = _libc_trim()
+
+
+def _trim_memory() -> None:
+    """Give the worker thread's freed memory back to the system. glibc keeps each thread's
+    malloc arena at its peak (a gpt evaluation's activations: ~13 MB), and an idle session
+    would hold that for nothing: 20 paused gpt sessions take 20 MB each, 7 MB trimmed."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings) -> LabParams:
@@ -131,6 +152,13 @@ class Session:
     def _set_state(self, state: str, message: str = "") -> None:
         self.state, self.message = state, message
         self.bus.publish_text(self.status())
+        if state != "playing":
+            self._went_idle()
+
+    def _went_idle(self) -> None:
+        """Trim the worker's memory once whatever it is running now is done."""
+        with contextlib.suppress(RuntimeError):  # the session is closed
+            self._executor.submit(_trim_memory)
 
     def _report(self, epoch: int, step: int, scalars: dict, data: bytes | None) -> None:
         """Loop thread: record one step and wake the connections."""
@@ -229,6 +257,7 @@ class Session:
             self.timeline.add_frame(st, data)
         self.step = step
         await self._guard(self._work(self._build, state, step))
+        self._went_idle()
 
     async def copy_state(self) -> dict:
         """A deep copy of the lab's state, taken on the worker between two steps."""
@@ -310,6 +339,7 @@ class Session:
             self._finish(final)
         else:
             self.bus.publish_text(self.status())
+            self._went_idle()
 
     async def reset(self) -> None:
         await self.pause()
