@@ -2,6 +2,7 @@
 // Reserved keys: lab, seed, step, lang, present, embed, controls, layer, head. Everything
 // else is a lab param (lists and objects as JSON).
 
+const MAX_URL_VALUE = 2000;
 const RESERVED = new Set(['lab', 'seed', 'step', 'lang', 'present', 'embed', 'controls', 'layer', 'head', 'session']);
 
 export function readUrl(schema) {
@@ -40,7 +41,10 @@ export function writeUrl({ lab, seed, params, defaults, extra = {} }) {
   if (seed) q.set('seed', String(seed)); else q.delete('seed');
   for (const [k, v] of Object.entries(params || {})) {
     if (defaults && JSON.stringify(defaults[k]) === JSON.stringify(v)) continue;
-    q.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
+    const text = typeof v === 'object' ? JSON.stringify(v) : String(v);
+    // Long values (pasted text) stay out of the URL: a link must stay a link.
+    if (text.length > MAX_URL_VALUE) continue;
+    q.set(k, text);
   }
   for (const [k, v] of Object.entries(extra)) {
     if (v === null || v === undefined || v === '') q.delete(k); else q.set(k, String(v));
