@@ -66,7 +66,7 @@ class Params(LabParams):
 
     @model_validator(mode="after")
     def _pasted_ok(self) -> Params:
-        if self.source == "pasted" or self.pasted:
+        if self.pasted:  # empty with source "pasted" (a link does not carry the text): zh
             try:
                 texts.check_pasted(self.pasted)
             except ValueError as err:
@@ -109,7 +109,11 @@ class TokenizerLab(Lab):
 
     def __init__(self, params: Params, seed: int, device: torch.device):
         super().__init__(params, seed, device)
-        self.text = params.pasted if params.source == "pasted" else texts.load_text(params.source)
+        # A shared link or a reload may say "pasted" without the text (the URL leaves long
+        # values out): fall back to the bundled Chinese text and say so.
+        self.pasted_missing = params.source == "pasted" and not params.pasted
+        source = "zh" if self.pasted_missing else params.source
+        self.text = params.pasted if source == "pasted" else texts.load_text(source)
         self.bpe = StepBPE(self.text)
         self.base = baselines(self.text)
         self.base_counts = {k: len(tok.encode(self.text)) for k, tok in self.base.items()}
@@ -163,6 +167,7 @@ class TokenizerLab(Lab):
         frame.meta = {
             "source": self.params.source,
             "max_pasted_bytes": texts.MAX_PASTED_BYTES,
+            "pasted_missing": self.pasted_missing,
             "chars": len(self.text),
             "bytes": len(self.text.encode("utf-8")),
             "merges_done": n,

@@ -72,6 +72,11 @@ def test_pasted_text_trains_and_oversized_text_is_refused(client):
         merges = frames(step(ws, 3))[-1]["header"]["meta"]["recent"]
         assert merges[-1]["piece"] in ("lo", " l", "ow", "er")
 
+        # "pasted" without its text (a reloaded link): the Chinese text, flagged.
+        send(ws, {"type": "set", "params": {"source": "pasted", "pasted": ""}})
+        f = next_frame(ws)
+        assert f["header"]["meta"]["pasted_missing"] and f["header"]["meta"]["chars"] == 1312
+
         send(ws, {"type": "set", "params": {"source": "pasted", "pasted": "a"}})
         err, _ = recv_until(ws, lambda m: m["type"] == "error")
         assert err["code"] == "invalid_params" and "two distinct characters" in err["message"]

@@ -51,6 +51,7 @@ addStrings({
     'tokenizer.paste_ok': 'Using your text ({n} characters).',
     'tokenizer.paste_placeholder': 'Paste any text here (Chinese, English, code…)',
     'tokenizer.server_said': 'The server refused it: {m}',
+    'tokenizer.paste_missing': 'No pasted text here (a link does not carry it), so this is the Chinese text. Paste yours again.',
   },
   zh: {
     'tokenizer.curve': 'BPE：文本的 token 数与词表大小，一次合并一步',
@@ -92,6 +93,7 @@ addStrings({
     'tokenizer.paste_ok': '正在使用你的文本（{n} 个字符）。',
     'tokenizer.paste_placeholder': '在这里粘贴任意文本（中文、英文、代码……）',
     'tokenizer.server_said': '服务器拒绝了：{m}',
+    'tokenizer.paste_missing': '这里没有粘贴的文本（链接不会带上它），所以显示的是中文文本。请再粘贴一次。',
   },
 });
 
@@ -308,9 +310,8 @@ export default function mount(root, { t, store, setParams, client }) {
       { label: t('tokenizer.tokens'), value: m.compare.bpe.tokens.toLocaleString() },
       { label: t('tokenizer.cpt'), value: f.scalars.chars_per_token },
     ]);
-    if (m.source === 'pasted') {
-      if (pending) { pending = false; setVerdict(t('tokenizer.paste_ok', { n: m.chars.toLocaleString() })); }
-    }
+    if (m.pasted_missing) setVerdict(t('tokenizer.paste_missing'), true);
+    else if (m.source === 'pasted' && pending) { pending = false; setVerdict(t('tokenizer.paste_ok', { n: m.chars.toLocaleString() })); }
   }
 
   useBtn.textContent = t('tokenizer.paste_use');
