@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
+
+import torch
 
 from backend.classroom import AttemptLimiter, new_code, normalize_code
 from backend.config import Settings
@@ -12,6 +15,19 @@ from backend.labs import REGISTRY
 from backend.sessions import Session, SessionError, validate_params
 
 log = logging.getLogger("shaomai.sessions")
+
+
+def _warm_up() -> None:
+    """Pay torch's one-time costs now rather than in the first learner's session: an
+    optimizer's first construction imports torch._dynamo (2-4 s on two busy cores), and
+    the first backward starts autograd's machinery."""
+    try:
+        w = torch.zeros(4, requires_grad=True)
+        opt = torch.optim.AdamW([w], lr=0.1)
+        (w * 2.0).sum().backward()
+        opt.step()
+    except Exception:  # a failed warm-up only costs the first session its time
+        log.exception("torch warm-up failed")
 
 
 class SessionManager:
@@ -118,6 +134,9 @@ class SessionManager:
 
     def start(self) -> None:
         self._reaper = asyncio.create_task(self._reap_forever())
+        # In the background: /api/health answers at once, and a page opened right after
+        # finds torch ready (or waits only for the rest of the import).
+        threading.Thread(target=_warm_up, name="torch-warm-up", daemon=True).start()
 
     def announce_shutdown(self) -> None:
         """Every connected client hears `shutting_down` before the server closes its socket."""
