@@ -33,6 +33,7 @@ from backend.timeline import Timeline
 log = logging.getLogger("shaomai.sessions")
 
 STATES = ("paused", "playing", "done", "diverged", "error")
+IDLE_TRIM_S = 2.0  # an idle session's worker memory is trimmed after this long
 
 
 class SessionError(Exception):
@@ -122,6 +123,7 @@ class Session:
         self._last_frame_t = 0.0  # when the last one was ready
         self._step_s = 0.0  # a typical step's time (outliers such as evaluations clipped)
         self._due = 0.0  # when the next step may start, at the requested speed
+        self._works = 0  # worker jobs started (see _went_idle)
         self.view_state: dict[str, Any] = {}
         self.read_only = False  # a replayed saved run: watch and seek, fork to train
         self.share_code: str | None = None
@@ -135,6 +137,7 @@ class Session:
         return out
 
     async def _work(self, fn, *args):
+        self._works += 1  # activity: a pending idle trim is off
         return await self._loop.run_in_executor(self._executor, fn, *args)
 
     def status(self) -> dict[str, Any]:
@@ -156,9 +159,14 @@ class Session:
             self._went_idle()
 
     def _went_idle(self) -> None:
-        """Trim the worker's memory once whatever it is running now is done."""
-        with contextlib.suppress(RuntimeError):  # the session is closed
-            self._executor.submit(_trim_memory)
+        """Trim the worker's memory once the session has stayed idle for IDLE_TRIM_S (not
+        at once: a learner pressing `step` would pay ~4 ms a step to fault it back in)."""
+        self._loop.call_later(IDLE_TRIM_S, self._trim_if_idle, self._works)
+
+    def _trim_if_idle(self, works: int) -> None:
+        if works == self._works and self.state != "playing":
+            with contextlib.suppress(RuntimeError):  # the session is closed
+                self._executor.submit(_trim_memory)
 
     def _report(self, epoch: int, step: int, scalars: dict, data: bytes | None) -> None:
         """Loop thread: record one step and wake the connections."""
