@@ -23,7 +23,7 @@ class Settings(BaseSettings):
     max_sessions: int = 64
     max_sessions_per_ip: int = 40  # a whole classroom shares one NAT address
     max_session_mb: float = 512.0  # estimated model + activations + timeline of one session
-    max_message_bytes: int = 64 * 1024
+    max_message_bytes: int = 256 * 1024  # room for 200 KB of pasted text in a `set`
     max_steps_per_s: float = (
         2000.0  # play speed cap; cheap labs run fast, big ones run as fast as they can
     )

@@ -129,10 +129,11 @@ class Connection:
         text = raw.get("text")
         if text is None:
             return self.error("bad_message", "binary messages are not accepted; send JSON text")
-        if len(text) > self.settings.max_message_bytes:
+        size = len(text) if len(text) * 4 <= self.settings.max_message_bytes else len(text.encode())
+        if size > self.settings.max_message_bytes:
             return self.error(
                 "too_large",
-                f"message of {len(text)} bytes is over the {self.settings.max_message_bytes} cap",
+                f"message of {size} bytes is over the {self.settings.max_message_bytes} cap",
             )
         if not self._rate_ok():
             return self.error("busy", "too many messages; slow down")

@@ -119,6 +119,7 @@ class Session:
         self._player: asyncio.Task | None = None
         self._speed = settings.max_steps_per_s
         self._wstep = 0  # the worker's step counter
+        self._framed_step = -1  # the last step whose picture was sent
         self._next_frame_t = 0.0  # when the next tensor frame is due while playing
         self._last_frame_t = 0.0  # when the last one was ready
         self._step_s = 0.0  # a typical step's time (outliers such as evaluations clipped)
@@ -168,12 +169,13 @@ class Session:
             with contextlib.suppress(RuntimeError):  # the session is closed
                 self._executor.submit(_trim_memory)
 
-    def _report(self, epoch: int, step: int, scalars: dict, data: bytes | None) -> None:
+    def _report(self, epoch: int, step: int, scalars: dict | None, data: bytes | None) -> None:
         """Loop thread: record one step and wake the connections."""
         if epoch != self.epoch:
             return
         self.step = step
-        self.timeline.add_scalars(step, scalars)
+        if scalars is not None:
+            self.timeline.add_scalars(step, scalars)
         if data is not None:
             self.timeline.add_frame(step, data)
             self.bus.publish_frame(data)
@@ -192,11 +194,12 @@ class Session:
     def _copy_state(self) -> dict:
         return copy.deepcopy(self.lab.state_dict())
 
-    def _snapshot(self, epoch: int) -> None:
+    def _snapshot(self, epoch: int, record_scalars: bool = True) -> None:
         frame = self.lab.snapshot()
-        frame.step = self._wstep
+        frame.step = self._framed_step = self._wstep
         data = wire.encode(frame, self._extra(epoch))
-        self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
+        scalars = frame.scalars if record_scalars else None
+        self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, scalars, data)
 
     def _frame_due(self, now: float, period: float) -> bool:
         """Should the step starting now send its tensors? Frames follow a schedule, not "a
@@ -210,11 +213,12 @@ class Session:
         t0 = time.monotonic()
         period = 1.0 / self._speed
         frame_period = 1.0 / self.settings.frame_fps
-        limit = self.lab.max_steps()
         for i in range(n):
             if self._stop.is_set():
                 return None
-            if limit is not None and self._wstep >= limit or self._wstep >= self.settings.max_steps:
+            # Asked every step: a lab may finish early (a tokenizer out of merges).
+            limit = min(self.lab.max_steps() or self.settings.max_steps, self.settings.max_steps)
+            if self._wstep >= limit:
                 return "done"
             # Pace to the requested speed, across chunks (a chunk that ends must not make
             # the next step early); wait() returns early on pause.
@@ -223,7 +227,7 @@ class Session:
                 return None
             now = time.monotonic()
             self._due = max(self._due, now) + period  # steps start a period apart at least
-            last = i == n - 1
+            last = i == n - 1 or self._wstep + 1 >= limit  # the final picture is always sent
             capture = every_frame or last or self._frame_due(now, frame_period)
             frame = self.lab.step(capture)
             done = time.monotonic()
@@ -232,6 +236,7 @@ class Session:
             frame.step = self._wstep
             data = None
             if capture:
+                self._framed_step = self._wstep
                 self._last_frame_t = done
                 self._next_frame_t = max(self._next_frame_t + frame_period, now + frame_period / 2)
                 data = wire.encode(frame, self._extra(epoch))
@@ -249,6 +254,12 @@ class Session:
             if time.monotonic() - t0 >= budget_s:
                 return None
         return None
+
+    def _flush_frame(self, epoch: int) -> None:
+        """Send the current step's picture if the last step ran without one."""
+        if self._framed_step != self._wstep and self.lab is not None:
+            # The step's scalars are already recorded; the snapshot only adds the picture.
+            self._snapshot(epoch, record_scalars=False)
 
     # -- commands (loop-side) -------------------------------------------------------------
     async def start(
@@ -332,6 +343,8 @@ class Session:
             await asyncio.gather(self._player, return_exceptions=True)
             self._player = None
         if self.state == "playing":
+            # The stop may land between two chunks: the picture of the last step, if unsent.
+            await self._guard(self._work(self._flush_frame, self.epoch))
             self._set_state("paused")
 
     async def step_n(self, count: int) -> None:
@@ -376,7 +389,8 @@ class Session:
         self.params = params
         if live:
             await self._guard(self._work(self.lab.update_live, params))
-            await self._guard(self._work(self._snapshot, self.epoch))
+            # The new picture; the scalars already recorded for this step stay as they were.
+            await self._guard(self._work(self._snapshot, self.epoch, self.step == 0))
         else:
             was_playing = self.state == "playing"
             await self.pause()

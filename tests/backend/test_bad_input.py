@@ -40,9 +40,11 @@ def test_malformed_messages_are_answered_and_the_session_survives(client, raw, c
 def test_oversized_and_binary_messages(client):
     with client.websocket_connect("/ws") as ws:
         open_lab(ws, "linear-regression")
-        ws.send_text(json.dumps({"type": "infer", "input": {"x": "a" * 100_000}}))
+        ws.send_text(json.dumps({"type": "infer", "input": {"x": "a" * 300_000}}))
         err = expect_error(ws, "too_large")
-        assert "65536" in err["message"]
+        assert "262144" in err["message"]
+        ws.send_text(json.dumps({"type": "infer", "input": {"x": "好" * 90_000}}))  # 270 KB
+        expect_error(ws, "too_large")
         ws.send_bytes(b"\x00\x01")
         expect_error(ws, "bad_message")
         assert step(ws, 1)[-1]["step"] == 1

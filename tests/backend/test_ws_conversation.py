@@ -176,3 +176,23 @@ def test_messages_of_one_connection_run_in_order(client):
         status, seen = recv_until(ws, lambda m: m["type"] == "status" and m["step"] == 2)
         assert not [m for m in seen if m["type"] == "error"]
         assert seen[0]["type"] == "ready"
+
+
+def test_the_last_step_always_has_its_picture(client):
+    """Playing to `done`, or pausing, ends on a frame of the very last step."""
+    with client.websocket_connect("/ws") as ws:
+        open_lab(ws, "linear-regression", {"epochs": 300})
+        send(ws, {"type": "control", "action": "play"})
+        done, seen = recv_until(ws, lambda m: m["type"] == "status" and m["state"] == "done")
+        assert done["step"] == 300
+        assert frames(seen)[-1]["step"] == 300
+        send(ws, {"type": "control", "action": "reset"})
+        recv_until(ws, lambda m: m["type"] == "status" and m["run"] == 1)
+        send(ws, {"type": "control", "action": "play", "speed": 300})
+        first, before = recv_until(ws, lambda m: m["type"] == "frame" and m["step"] >= 20)
+        send(ws, {"type": "control", "action": "pause"})
+        paused, after = recv_until(ws, lambda m: m["type"] == "status" and m["state"] == "paused")
+        seen = [*before, first, *after]
+        last = frames(seen)[-1]
+        assert last["step"] == paused["step"]
+        assert last["header"]["scalars"]["loss"] == scalar_rows(seen)[paused["step"]]["loss"]
