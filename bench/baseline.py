@@ -1,0 +1,97 @@
+"""The baselines: the `gpt` lab's default model, data and optimizer in a bare torch loop, and
+the lab itself stepped directly (no session, no websocket), both in this process.
+
+The bare loop is what a researcher would write: sample a batch, forward, masked loss,
+backward, AdamW step, read the loss. No hooks, no evaluation, no gradient norms. It runs on
+one torch thread, as a session's worker does (backend.sessions._init_worker).
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from backend import wire
+from backend.labs import REGISTRY, load_all
+from backend.sessions import pick_device
+from models.data.tasks import DEFAULT_REVERSE, ReverseTask, masked_loss
+from models.gpt import GPT
+
+LAB = "gpt"
+
+
+def device() -> torch.device:
+    return pick_device("auto")
+
+
+def _sync(dev: torch.device) -> None:
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def bare_loop(n: int, warmup: int = 0) -> list[float]:
+    """Seconds of each of n training steps (after `warmup` untimed ones)."""
+    torch.set_num_threads(1)
+    dev = device()
+    recipe = DEFAULT_REVERSE
+    torch.manual_seed(recipe.seed)
+    model = GPT(recipe.config).to(dev)
+    opt = recipe.optimizer(model)
+    task = ReverseTask()
+    gen = torch.Generator().manual_seed(0)
+    times = []
+    for i in range(warmup + n):
+        t0 = time.perf_counter()
+        for group in opt.param_groups:
+            group["lr"] = recipe.lr_at(i)
+        x, y, mask = task.sample(recipe.batch, gen)
+        x, y, mask = x.to(dev), y.to(dev), mask.to(dev)
+        loss = masked_loss(model(x), y, mask)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        loss.item()  # the loss is read every step, as a lab does
+        if i >= warmup:
+            times.append(time.perf_counter() - t0)
+    return times
+
+
+def new_lab():
+    load_all()
+    lab_cls = REGISTRY[LAB]
+    torch.manual_seed(0)
+    return lab_cls(lab_cls.Params(), 0, device())
+
+
+def lab_loop(n: int, capture: bool) -> list[float]:
+    """Seconds of each of n `lab.step` calls (+ encoding when captured), as a session does."""
+    torch.set_num_threads(1)
+    lab = new_lab()
+    dev = device()
+    times = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        frame = lab.step(capture)
+        frame.step = i + 1
+        if capture:
+            wire.encode(frame, {"run": 0})
+        _sync(dev)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def same_model_check() -> dict:
+    """The bare loop trains the very model the lab builds (parameter count and shapes)."""
+    lab = new_lab()
+    bare = GPT(DEFAULT_REVERSE.config)
+    a = {k: tuple(v.shape) for k, v in lab.model.state_dict().items()}
+    b = {k: tuple(v.shape) for k, v in bare.state_dict().items()}
+    p = lab.params
+    same = (
+        a == b
+        and p.batch == DEFAULT_REVERSE.batch
+        and p.lr == DEFAULT_REVERSE.lr
+        and p.warmup == DEFAULT_REVERSE.warmup
+    )
+    return {"same": same, "params": lab.model.num_params()}

@@ -1,0 +1,182 @@
+"""Scenarios 1 (overhead) and 2 (latency): the default `gpt` lab through a real server and a
+real websocket client in another process, beside the bare torch loop in this process.
+
+Overhead: rounds of [bare loop, session, lab stepped directly], interleaved so that the
+machine's noise hits all three alike; each round's ratio is session / bare of that round.
+Latency: `control step` sent → that step's frame received, one step at a time with a short
+gap (a teacher pressing "step"); overhead = latency − the bare step's median time. Beside
+it: the same over the steps on which the lab does not evaluate its held-out set, and
+latency − the lab's own step (+ capture + encoding) time, quantile by quantile.
+"""
+
+from __future__ import annotations
+
+import time
+
+from bench import baseline
+from bench.procs import Child
+from bench.report import Figure, Result, median, percentiles
+from bench.server import Server
+
+S = "overhead"
+L = "latency"
+
+
+def _rate(times: list[float]) -> float:
+    return len(times) / sum(times)
+
+
+def run(opts) -> Result:
+    n = 100 if opts.quick else 200
+    rounds = 2 if opts.quick else 5
+    n_lat = 50 if opts.quick else 200
+    res = Result()
+    check = baseline.same_model_check()
+    with Server(name="overhead") as srv:
+        # -- latency first: it also warms the server (first session, first steps) --------
+        lat = Child(
+            "latency", {"url": srv.ws_url, "lab": "gpt", "params": {}, "n": n_lat, "gap_s": 0.03}
+        )
+        try:
+            lat.read(90)
+            lat.tell("go")
+            steps = lat.result(600)["steps"]
+        finally:
+            lat.close()
+        bare_t = baseline.bare_loop(n_lat, warmup=20)
+        lab_t = baseline.lab_loop(n_lat, capture=True)
+
+        # -- overhead: interleaved rounds ------------------------------------------------
+        play = Child(
+            "play", {"url": srv.ws_url, "lab": "gpt", "params": {"steps": n}, "timeout": 600}
+        )
+        rows = []
+        try:
+            play.read(90)
+            for _ in range(rounds):
+                bare = _rate(baseline.bare_loop(n, warmup=5))
+                play.tell("go")
+                rnd = play.read(600)["round"]
+                lab = _rate(baseline.lab_loop(n, capture=False))
+                rows.append(
+                    {"bare": bare, "lab": lab, **rnd, "session": rnd["steps"] / rnd["seconds"]}
+                )
+            play.tell("stop")
+            play.result(30)
+        finally:
+            play.close()
+
+    sess = [r["session"] for r in rows]
+    ratios = [r["session"] / r["bare"] for r in rows]
+    engine = [r["session"] / r["lab"] for r in rows]
+    lab_own = [r["lab"] / r["bare"] for r in rows]
+    fps = [r["frames"] / r["seconds"] for r in rows]
+    bare_med, sess_med = median([r["bare"] for r in rows]), median(sess)
+    res.figures += [
+        Figure(
+            S,
+            "session steps/s (play, 1 client)",
+            sess_med,
+            "steps/s",
+            note=f"{len(rows)} rounds of {n} steps",
+        ),
+        Figure(
+            S,
+            "bare torch loop steps/s",
+            bare_med,
+            "steps/s",
+            note="same model, data, AdamW; 1 torch thread; no hooks, no eval",
+        ),
+        Figure(
+            S,
+            "session / bare (median of rounds)",
+            median(ratios),
+            "",
+            ("≥", 0.90),
+            baseline=f"bare {bare_med:.1f} steps/s",
+            note="rounds: " + ", ".join(f"{x:.2f}" for x in ratios),
+        ),
+        Figure(
+            S,
+            "session / lab stepped directly (engine's share)",
+            median(engine),
+            "",
+            baseline=f"lab.step loop {median([r['lab'] for r in rows]):.1f} steps/s",
+            note="rounds: " + ", ".join(f"{x:.2f}" for x in engine),
+        ),
+        Figure(
+            S,
+            "lab stepped directly / bare (the lab's own work)",
+            median(lab_own),
+            "",
+            note="eval on 512 held-out every 10 steps, grad norms, train accuracy",
+        ),
+        Figure(
+            S,
+            "frames received by the client",
+            median(fps),
+            "fps",
+            note=f"{rows[-1]['bytes'] // max(1, rows[-1]['frames'])} B each",
+        ),
+    ]
+    if not check["same"]:
+        res.figures.append(Figure(S, "bare loop trains the lab's model", 0.0, "", ("≥", 1.0)))
+
+    ms = [s["seconds"] * 1000 for s in steps]
+    plain = [s["seconds"] * 1000 for s in steps if not s["evaluated"]]
+    bare_ms = median([t * 1000 for t in bare_t])
+    p, pq = percentiles(ms), percentiles(plain)
+    lab_p = percentiles([t * 1000 for t in lab_t])
+    delivery = [s["delivery"] * 1000 for s in steps if s["delivery"] is not None]
+    pd = percentiles(delivery)
+    base = f"bare step {bare_ms:.1f} ms (median)"
+    res.figures += [
+        Figure(L, "step → frame received p50", p["p50"], "ms", note=f"{len(ms)} steps"),
+        Figure(L, "step → frame received p95", p["p95"], "ms"),
+        Figure(L, "step → frame received p99", p["p99"], "ms"),
+        Figure(L, "minus bare step, p50", p["p50"] - bare_ms, "ms", baseline=base),
+        Figure(
+            L,
+            "minus bare step, p95",
+            p["p95"] - bare_ms,
+            "ms",
+            ("≤", 15.0),
+            baseline=base,
+            note="every 10th step the lab also evaluates 512 held-out samples",
+        ),
+        Figure(L, "minus bare step, p99", p["p99"] - bare_ms, "ms", baseline=base),
+        Figure(
+            L,
+            "minus bare step, p95 of steps without evaluation",
+            pq["p95"] - bare_ms,
+            "ms",
+            baseline=base,
+            note=f"{len(plain)} steps; p50 {pq['p50'] - bare_ms:.1f} ms",
+        ),
+        Figure(
+            L,
+            "minus the lab's own step, p50 / p95",
+            p["p50"] - lab_p["p50"],
+            "ms",
+            baseline=f"lab step+capture p50 {lab_p['p50']:.1f}, p95 {lab_p['p95']:.1f} ms",
+            note=f"p95: {p['p95'] - lab_p['p95']:.1f} ms (lab stepped back to back here)",
+        ),
+        Figure(
+            L,
+            "frame encoded → received p95",
+            pd["p95"],
+            "ms",
+            note=f"p50 {pd['p50']:.2f} ms" if pd["p50"] is not None else "",
+        ),
+    ]
+    res.raw = {
+        "rounds": rows,
+        "latency_ms": ms,
+        "bare_step_ms": [t * 1000 for t in bare_t],
+        "lab_step_ms": [t * 1000 for t in lab_t],
+        "delivery_ms": delivery,
+        "evaluated": [s["evaluated"] for s in steps],
+        "model": check,
+        "started": time.time(),
+    }
+    return res
