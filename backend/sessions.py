@@ -217,7 +217,8 @@ class Session:
             if self._stop.is_set():
                 return None
             # Asked every step: a lab may finish early (a tokenizer out of merges).
-            limit = min(self.lab.max_steps() or self.settings.max_steps, self.settings.max_steps)
+            own = self.lab.max_steps()  # None: no limit of its own; 0: nothing to run
+            limit = self.settings.max_steps if own is None else min(own, self.settings.max_steps)
             if self._wstep >= limit:
                 return "done"
             # Pace to the requested speed, across chunks (a chunk that ends must not make
