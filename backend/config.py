@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     idle_grace_s: float = 300.0
     reap_interval_s: float = 10.0
     device: str = "auto"  # auto = cuda when available, else cpu
+    step_slots: int = 0  # lab steps running at once across sessions (0: the usable cores)
     # Frames carry `t`, the server's Unix time when the frame was encoded, so a client on
     # the same host can measure how late a frame arrives (the benchmark suite turns it on).
     frame_clock: bool = False

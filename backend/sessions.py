@@ -9,12 +9,14 @@ the bus, so neither needs a lock. Commands are serialized by the single-thread e
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import copy
 import ctypes
 import ctypes.util
 import logging
 import math
+import os
 import secrets
 import threading
 import time
@@ -66,6 +68,53 @@ def _trim_memory() -> None:
     would hold that for nothing: 20 paused gpt sessions take 20 MB each, 7 MB trimmed."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
+
+
+class StepGate:
+    """At most `slots` lab steps run at once across all sessions, granted in arrival order.
+
+    Sessions' workers are threads of one process and share one GIL: twenty of them stepping
+    at once on two cores mostly trade it back and forth. Measured with 20 gpt labs on 2
+    cores: free threads 59-75 steps/s together (slowest/fastest 0.76-0.81), two at a time
+    74-101 (0.97). FIFO, because a plain Semaphore lets a releasing thread take its slot
+    straight back and starve the others.
+    """
+
+    def __init__(self, slots: int):
+        self.slots = slots
+        self._free = slots
+        self._lock = threading.Lock()
+        self._waiting: collections.deque[threading.Lock] = collections.deque()
+
+    def __enter__(self) -> StepGate:
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return self
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiting.append(turn)
+        turn.acquire()  # released by the step that hands its slot over
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().release()  # the slot passes on directly
+            else:
+                self._free += 1
+
+
+_GATE: StepGate | None = None
+
+
+def step_gate(settings: Settings) -> StepGate:
+    """The process's gate (sized by the first session's settings: 0 = the usable cores)."""
+    global _GATE
+    if _GATE is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        _GATE = StepGate(settings.step_slots or cores or 1)
+    return _GATE
 
 
 def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings) -> LabParams:
@@ -226,12 +275,15 @@ class Session:
             wait = self._due - time.monotonic()
             if wait > 0 and self._stop.wait(wait):
                 return None
-            now = time.monotonic()
-            self._due = max(self._due, now) + period  # steps start a period apart at least
-            last = i == n - 1 or self._wstep + 1 >= limit  # the final picture is always sent
-            capture = every_frame or last or self._frame_due(now, frame_period)
-            frame = self.lab.step(capture)
-            done = time.monotonic()
+            with step_gate(self.settings):
+                if self._stop.is_set():  # paused while waiting for a slot
+                    return None
+                now = time.monotonic()
+                self._due = max(self._due, now) + period  # steps start a period apart at least
+                last = i == n - 1 or self._wstep + 1 >= limit  # the final picture is always sent
+                capture = every_frame or last or self._frame_due(now, frame_period)
+                frame = self.lab.step(capture)
+                done = time.monotonic()
             self._step_s += 0.25 * (min(done - now, 2 * self._step_s or 1.0) - self._step_s)
             self._wstep += 1
             frame.step = self._wstep
