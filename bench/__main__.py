@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     opts.out.write_text(text)
     (opts.out.parent / time.strftime("bench-%Y%m%d-%H%M%S.json")).write_text(text)
     print(f"results: {opts.out}")
-    return 0
+    return 1 if any(r.error for r in results.values()) else 0
 
 
 if __name__ == "__main__":
