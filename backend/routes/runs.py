@@ -58,7 +58,7 @@ def list_runs(
     store: StoreDep,
     lab: Annotated[str | None, Query(max_length=64, pattern=LAB_ID.pattern)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=2**62)] = 0,  # SQLite integers are 64-bit
 ) -> list[RunSummary]:
     """Saved runs, newest first (optionally of one lab)."""
     return [RunSummary(**s) for s in store.list(lab=lab, limit=limit, offset=offset)]
