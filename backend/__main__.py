@@ -53,6 +53,9 @@ def main() -> None:
         ws_max_size=16 * 1024 * 1024,
         # Exit within 10 s of SIGTERM even with clients connected.
         timeout_graceful_shutdown=5,
+        # A phone that stops reading for a minute keeps its connection (and catches up).
+        ws_ping_interval=20,
+        ws_ping_timeout=90,
     )
     DrainingServer(config).run()
 

@@ -46,6 +46,8 @@ class Connection:
         self._allowance = 2 * settings.messages_per_s  # token bucket: bursts of 2 s
         self._last = time.monotonic()
         self._inbox: asyncio.Queue = asyncio.Queue(maxsize=64)
+        self._throttled = False
+        self._last_busy = -1.0
 
     # -- output ---------------------------------------------------------------------------
     def reply(self, message: dict[str, Any]) -> None:
@@ -106,11 +108,20 @@ class Connection:
                 self._handle_raw(raw)
                 if sender.done():
                     break
+                if self._throttled:
+                    # Stop reading until the allowance refills: TCP pushes back on a flooder
+                    # instead of the event loop parsing and refusing every message.
+                    self._throttled = False
+                    await asyncio.sleep((1 - self._allowance) / self.settings.messages_per_s)
         except WebSocketDisconnect:
             pass
         finally:
             if sender.done() and not sender.cancelled() and sender.exception():
-                log.warning("sender of %s failed: %r", self.ip, sender.exception())
+                # A socket closed under the sender (keepalive timeout, client gone) is a
+                # normal end; anything else is worth a warning.
+                exc = sender.exception()
+                closed = isinstance(exc, RuntimeError | WebSocketDisconnect | ConnectionError)
+                (log.debug if closed else log.warning)("sender of %s ended: %r", self.ip, exc)
             sender.cancel()
             worker.cancel()
             self._detach()
@@ -136,7 +147,12 @@ class Connection:
                 f"message of {size} bytes is over the {self.settings.max_message_bytes} cap",
             )
         if not self._rate_ok():
-            return self.error("busy", "too many messages; slow down")
+            now = time.monotonic()
+            if now - self._last_busy >= 1.0:  # one reply a second, not one per message
+                self._last_busy = now
+                self.error("busy", "too many messages; slow down")
+            self._throttled = True
+            return
         try:
             data = json.loads(text)
         except (ValueError, RecursionError):

@@ -33,3 +33,26 @@ def test_cross_site_websocket_is_refused(client, origin):
 def test_own_and_local_origins_are_allowed(client, origin):
     with client.websocket_connect("/ws", headers={"origin": origin}) as ws:
         open_lab(ws, "linear-regression")
+
+
+def test_configured_origins_and_frame_ancestors(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from backend.app import create_app
+    from backend.config import Settings
+
+    settings = Settings(
+        data_dir=tmp_path,
+        allowed_origins=["https://school.example"],
+        frame_ancestors="'self' https://blog.example",
+    )
+    with TestClient(create_app(settings)) as c:
+        assert (
+            "frame-ancestors 'self' https://blog.example"
+            in c.get("/lab.html").headers["content-security-policy"]
+        )
+        with c.websocket_connect("/ws", headers={"origin": "https://school.example"}) as ws:
+            open_lab(ws, "linear-regression")
+        with pytest.raises(WebSocketDisconnect):
+            with c.websocket_connect("/ws", headers={"origin": "https://other.example"}) as ws:
+                ws.receive_text()
