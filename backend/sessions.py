@@ -9,14 +9,10 @@ the bus, so neither needs a lock. Commands are serialized by the single-thread e
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import copy
-import ctypes
-import ctypes.util
 import logging
 import math
-import os
 import secrets
 import threading
 import time
@@ -31,6 +27,7 @@ from backend.bus import FrameBus
 from backend.config import Settings
 from backend.labs.base import Lab, LabError, LabParams
 from backend.timeline import Timeline
+from backend.worker import init_worker, step_gate, trim_memory
 
 log = logging.getLogger("shaomai.sessions")
 
@@ -45,76 +42,6 @@ class SessionError(Exception):
         super().__init__(message)
         self.code = code
         self.field = field
-
-
-def _init_worker() -> None:
-    # Many sessions share 2 cores: one torch thread each beats oversubscription.
-    torch.set_num_threads(1)
-
-
-def _libc_trim():
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc: nothing to trim
-        return None
-
-
-_MALLOC_TRIM = _libc_trim()
-
-
-def _trim_memory() -> None:
-    """Give the worker thread's freed memory back to the system. glibc keeps each thread's
-    malloc arena at its peak (a gpt evaluation's activations: ~13 MB), and an idle session
-    would hold that for nothing: 20 paused gpt sessions take 20 MB each, 7 MB trimmed."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
-
-
-class StepGate:
-    """At most `slots` lab steps run at once across all sessions, granted in arrival order.
-
-    Sessions' workers are threads of one process and share one GIL: twenty of them stepping
-    at once on two cores mostly trade it back and forth. Measured with 20 gpt labs on 2
-    cores: free threads 59-75 steps/s together (slowest/fastest 0.76-0.81), two at a time
-    74-101 (0.97). FIFO, because a plain Semaphore lets a releasing thread take its slot
-    straight back and starve the others.
-    """
-
-    def __init__(self, slots: int):
-        self.slots = slots
-        self._free = slots
-        self._lock = threading.Lock()
-        self._waiting: collections.deque[threading.Lock] = collections.deque()
-
-    def __enter__(self) -> StepGate:
-        with self._lock:
-            if self._free and not self._waiting:
-                self._free -= 1
-                return self
-            turn = threading.Lock()
-            turn.acquire()
-            self._waiting.append(turn)
-        turn.acquire()  # released by the step that hands its slot over
-        return self
-
-    def __exit__(self, *exc) -> None:
-        with self._lock:
-            if self._waiting:
-                self._waiting.popleft().release()  # the slot passes on directly
-            else:
-                self._free += 1
-
-
-_GATE: StepGate | None = None
-
-
-def step_gate(settings: Settings) -> StepGate:
-    """The process's gate (sized by the first session's settings: 0 = the usable cores)."""
-    global _GATE
-    if _GATE is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        _GATE = StepGate(settings.step_slots or cores or 1)
-    return _GATE
 
 
 def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings) -> LabParams:
@@ -161,7 +88,7 @@ class Session:
         self.bus = FrameBus()
         self.last_active = time.monotonic()
         self.lab: Lab | None = None
-        self._executor = ThreadPoolExecutor(1, f"session-{self.id[:6]}", _init_worker)
+        self._executor = ThreadPoolExecutor(1, f"session-{self.id[:6]}", init_worker)
         self._loop = asyncio.get_running_loop()
         self._stop = threading.Event()
         self.command_lock = asyncio.Lock()  # one command at a time, in arrival order
@@ -216,7 +143,7 @@ class Session:
     def _trim_if_idle(self, works: int) -> None:
         if works == self._works and self.state != "playing":
             with contextlib.suppress(RuntimeError):  # the session is closed
-                self._executor.submit(_trim_memory)
+                self._executor.submit(trim_memory)
 
     def _report(self, epoch: int, step: int, scalars: dict | None, data: bytes | None) -> None:
         """Loop thread: record one step and wake the connections."""

@@ -3,7 +3,7 @@ the lab itself stepped directly (no session, no websocket), both in this process
 
 The bare loop is what a researcher would write: sample a batch, forward, masked loss,
 backward, AdamW step, read the loss. No hooks, no evaluation, no gradient norms. It runs on
-one torch thread, as a session's worker does (backend.sessions._init_worker).
+one torch thread, as a session's worker does (backend.worker.init_worker).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def facts() -> dict[str, Any]:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "torch_threads_default": torch.get_num_threads(),
-        "torch_threads_session": 1,  # backend.sessions._init_worker
+        "torch_threads_session": 1,  # backend.worker.init_worker
         "device": device.type,
         "gpu": gpu,
         "platform": platform.platform(terse=True),

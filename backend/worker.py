@@ -1,0 +1,84 @@
+"""The sessions' worker threads: one torch thread each, memory given back when idle, and a
+gate that lets only as many lab steps run at once as there are cores."""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import ctypes.util
+import os
+import threading
+
+import torch
+
+from backend.config import Settings
+
+
+def init_worker() -> None:
+    # Many sessions share 2 cores: one torch thread each beats oversubscription.
+    torch.set_num_threads(1)
+
+
+def _libc_trim():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        return None
+
+
+_MALLOC_TRIM = _libc_trim()
+
+
+def trim_memory() -> None:
+    """Give the worker thread's freed memory back to the system. glibc keeps each thread's
+    malloc arena at its peak (a gpt evaluation's activations: ~13 MB), and an idle session
+    would hold that for nothing: 20 paused gpt sessions take 20 MB each, 7 MB trimmed."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+class StepGate:
+    """At most `slots` lab steps run at once across all sessions, granted in arrival order.
+
+    Sessions' workers are threads of one process and share one GIL: twenty of them stepping
+    at once on two cores mostly trade it back and forth. Measured with 20 gpt labs on 2
+    cores: free threads 59-75 steps/s together (slowest/fastest 0.76-0.81), two at a time
+    74-101 (0.97). FIFO, because a plain Semaphore lets a releasing thread take its slot
+    straight back and starve the others.
+    """
+
+    def __init__(self, slots: int):
+        self.slots = slots
+        self._free = slots
+        self._lock = threading.Lock()
+        self._waiting: collections.deque[threading.Lock] = collections.deque()
+
+    def __enter__(self) -> StepGate:
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return self
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiting.append(turn)
+        turn.acquire()  # released by the step that hands its slot over
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().release()  # the slot passes on directly
+            else:
+                self._free += 1
+
+
+_GATE: StepGate | None = None
+
+
+def step_gate(settings: Settings) -> StepGate:
+    """The process's gate (sized by the first session's settings: 0 = the usable cores)."""
+    global _GATE
+    if _GATE is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        _GATE = StepGate(settings.step_slots or cores or 1)
+    return _GATE
