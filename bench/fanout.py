@@ -140,5 +140,6 @@ def run(opts) -> Result:
         "lag_ms_percentiles": lag,
         "sent": len(sent),
         "texts": [t for o in outs for t in o["texts"]],
+        "driver_frames": mine["frames"][0],  # (step, server time, receipt) of every frame
     }
     return res
