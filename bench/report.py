@@ -79,7 +79,7 @@ def target_text(f: Figure) -> str:
     if f.target is None:
         return ""
     op, bound = f.target
-    return f"{op} {fmt(bound, f.unit)}"
+    return f"{op} {bound:g} {f.unit}".strip()  # exactly as set: 1/8 reads 0.125
 
 
 def table(figures: list[Figure], markdown: bool = False) -> str:
