@@ -1,5 +1,6 @@
 // View of `activations`: f(x) and autograd's f'(x) for the chosen functions, the extremes
 // marked on the curves, and a table of max f', min f, f(0), f'(0) and the probe's values.
+import { ensureCss } from '../core/css.js';
 import { addStrings } from '../core/i18n.js';
 import { linspace } from '../components/heatmap.js';
 import { panel } from '../components/panel.js';
@@ -49,16 +50,6 @@ addStrings({
   },
 });
 
-function ensureCss(root) {
-  if (document.querySelector(`link[href="${CSS}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = CSS;
-  // Charts drawn before the sheet applied have the old size: resize them once it has.
-  link.onload = () => { for (const el of root.querySelectorAll('.js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
-
 // A number shown exactly enough: 0 stays "0", 0.25 stays "0.25".
 const exact = (v) => (Number.isFinite(v) ? String(Number(v.toPrecision(6))) : '—');
 
@@ -66,7 +57,7 @@ const exact = (v) => (Number.isFinite(v) ? String(Number(v.toPrecision(6))) : '�
 const where = (a, b) => (b - a > 1e-3 ? `${exact(a)} ≤ x ≤ ${exact(b)}` : `x = ${fmt(a, 4)}`);
 
 export default function mount(root, { t }) {
-  ensureCss(root);
+  ensureCss(CSS, root);
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid act';

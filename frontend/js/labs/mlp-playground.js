@@ -2,6 +2,7 @@
 // output over the plane, every weight a curve you can click and edit), the decision region
 // with the points (click to add your own), train/test cross-entropy, per-layer gradient
 // norms and the readouts. Everything drawn arrives in the server's frames.
+import { ensureCss } from '../core/css.js';
 import { addStrings } from '../core/i18n.js';
 import { boundaryCanvas, CLASS_COLORS } from '../components/boundaryCanvas.js';
 import { lineChart } from '../components/lineChart.js';
@@ -68,18 +69,8 @@ addStrings({
   },
 });
 
-function ensureCss(root) {
-  if (document.querySelector(`link[href="${CSS}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = CSS;
-  // Charts drawn before the sheet applied have the old size: resize them once it has.
-  link.onload = () => { for (const el of root.querySelectorAll('.js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
-
 export default function mount(root, { t, store, setParams, infer }) {
-  ensureCss(root);
+  ensureCss(CSS, root);
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid mlp-pg';

@@ -1,6 +1,7 @@
 // View of `relu-kink`. Compose mode: A's line, the ReLU's output, z with and without the
 // ReLU, the kink, and the if-program the server wrote from the four numbers. Fit mode: the
 // target curve, the k-unit polyline torch is fitting, each unit's share and each kink.
+import { ensureCss } from '../core/css.js';
 import { addStrings } from '../core/i18n.js';
 import { linspace } from '../components/heatmap.js';
 import { lineChart } from '../components/lineChart.js';
@@ -66,18 +67,8 @@ addStrings({
   },
 });
 
-function ensureCss(root) {
-  if (document.querySelector(`link[href="${CSS}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = CSS;
-  // Charts drawn before the sheet applied have the old size: resize them once it has.
-  link.onload = () => { for (const el of root.querySelectorAll('.js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
-
 export default function mount(root, { t }) {
-  ensureCss(root);
+  ensureCss(CSS, root);
   let mode = null;
   let panels = [];
   let last = null;
