@@ -6,6 +6,7 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.labs import REGISTRY, catalog_entry
+from backend.routes.problems import problem
 
 router = APIRouter(prefix="/api", tags=["catalog"])
 
@@ -30,7 +31,7 @@ def list_labs() -> list[LabInfo]:
     return [LabInfo.model_validate(catalog_entry(c)) for c in labs]
 
 
-@router.get("/labs/{lab_id}")
+@router.get("/labs/{lab_id}", responses=problem(404))
 def get_lab(lab_id: str) -> LabInfo:
     cls = REGISTRY.get(lab_id)
     if cls is None:

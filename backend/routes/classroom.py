@@ -7,6 +7,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from backend.classroom import normalize_code, qr_svg
 from backend.deps import SessionsDep, SettingsDep
+from backend.routes.problems import problem
 from backend.sessions import SessionError
 
 router = APIRouter(tags=["classroom"])
@@ -28,7 +29,11 @@ def join_page(code: str, request: Request, sessions: SessionsDep) -> RedirectRes
     return RedirectResponse(f"/lab.html?lab={lab}&join={normalize_code(code)}", status_code=303)
 
 
-@router.get("/api/join/{code}/qr.svg", responses={200: {"content": {"image/svg+xml": {}}}})
+@router.get(
+    "/api/join/{code}/qr.svg",
+    # 404: no class has this code; 429: too many join attempts from this address.
+    responses={200: {"content": {"image/svg+xml": {}}}, **problem(404, 429)},
+)
 def join_qr(code: str, request: Request, sessions: SessionsDep, settings: SettingsDep) -> Response:
     """A QR code of the join link, made on the server (no external service)."""
     _lookup(code, request, sessions)

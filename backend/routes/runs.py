@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from backend.deps import SettingsDep, StoreDep
 from backend.labs import REGISTRY
+from backend.routes.problems import problem
 from backend.run_export import RunFile, export_json, import_json, parse_json
 from backend.store import LAB_ID, RunStore, RunTooLarge, hash_token
 
@@ -45,14 +46,6 @@ class ImportedRun(RunSummary):
     token: str = Field(description="deletes this run: send it as X-Shaomai-Token")
 
 
-class Problem(BaseModel):
-    detail: str
-
-
-def _problem(*codes: int) -> dict:
-    return {code: {"model": Problem} for code in codes}
-
-
 @router.get("")
 def list_runs(
     store: StoreDep,
@@ -64,7 +57,7 @@ def list_runs(
     return [RunSummary(**s) for s in store.list(lab=lab, limit=limit, offset=offset)]
 
 
-@router.get("/{run_id}", responses=_problem(404))
+@router.get("/{run_id}", responses=problem(404))
 def get_run(run_id: str, store: StoreDep) -> RunSummary:
     summary = store.summary(run_id)
     if summary is None:
@@ -72,7 +65,7 @@ def get_run(run_id: str, store: StoreDep) -> RunSummary:
     return RunSummary(**summary)
 
 
-@router.get("/{run_id}/export.json", response_model=RunFile, responses=_problem(404))
+@router.get("/{run_id}/export.json", response_model=RunFile, responses=problem(404))
 def export_run(run_id: str, store: StoreDep) -> Response:
     """The run as one JSON file (params, seed, scalars, frames, weights), as a download."""
     run = store.get(run_id)
@@ -90,7 +83,7 @@ def export_run(run_id: str, store: StoreDep) -> Response:
 @router.post(
     "/import",
     status_code=201,
-    responses=_problem(413, 422),
+    responses=problem(413, 422),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -136,7 +129,7 @@ def _import(body: bytes, store: RunStore, token: str) -> dict:
     return store.summary(run_id)
 
 
-@router.delete("/{run_id}", status_code=204, responses=_problem(403, 404))
+@router.delete("/{run_id}", status_code=204, responses=problem(403, 404))
 def delete_run(
     run_id: str,
     store: StoreDep,

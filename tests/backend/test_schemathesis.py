@@ -3,10 +3,11 @@
 schemathesis (from PyPI) reads /openapi.json from the app in-process (ASGI, no socket) and
 sends generated requests, valid and invalid, to every documented operation: /api/health,
 /api/labs, /api/labs/{lab_id}, /api/runs (list, summary, export, import, delete) and the
-join QR. No response may be a server error, and every body and content type must be the
-documented one. A saved run is in the store first, so some ids are real. Boundary values a
-random search can miss (integers past 64 bits) are sent to every integer query parameter
-by a plain loop over the same document.
+join QR. No response may be a server error, and every status, body and content type must be
+the documented one. A saved run is in the store first, so some ids are real. What a random
+search can miss is sent by plain loops over the same document: integers past 64 bits to
+every integer query parameter, and each error status a route raises (a wrong delete token,
+the join rate limit) with the body it documents.
 
 schemathesis' lazy `from_fixture` does not work with pytest 9, so the app is made when this
 module is imported (its data in a temporary directory, removed at exit).
@@ -68,16 +69,7 @@ def test_no_server_errors_and_documented_bodies(case):
     )
 
 
-# Routes that answer a status their document does not list (not a server error, but a
-# mismatch): documented here, tested strictly below, so fixing one turns its test red until
-# it leaves this table.
-UNDOCUMENTED = {
-    "/api/labs/{lab_id}": ("/api/labs/no-such-lab", 404),
-    "/api/join/{code}/qr.svg": ("/api/join/ZZZZZZ/qr.svg", 404),
-}
-
-
-@schema.exclude(path=list(UNDOCUMENTED)).parametrize()
+@schema.parametrize()
 @FUZZ
 def test_every_status_code_is_documented(case):
     case.call_and_validate(checks=[status_code_conformance])
@@ -91,14 +83,47 @@ def api():
         yield c
 
 
-@pytest.mark.parametrize("route", list(UNDOCUMENTED))
-@pytest.mark.xfail(strict=True, reason="the route does not document this status yet")
-def test_known_undocumented_statuses(api, route):
-    url, status = UNDOCUMENTED[route]
-    r = api.get(url)
-    assert r.status_code == status
-    documented = APP.openapi()["paths"][route]["get"]["responses"]
-    assert str(status) in documented, f"{route} answers {status}; add it to `responses=`"
+def _documented(route: str, method: str, status: int) -> dict:
+    responses = APP.openapi()["paths"][route][method]["responses"]
+    assert str(status) in responses, f"{method.upper()} {route} answers {status}; add it"
+    return responses[str(status)]["content"]["application/json"]["schema"]
+
+
+# Each error status a route raises, reached on purpose (a random search rarely hits a real
+# run id with a wrong token): it must be in the route's document, with the body it answers.
+ERRORS = [
+    ("get", "/api/labs/{lab_id}", "/api/labs/no-such-lab", 404),
+    ("get", "/api/join/{code}/qr.svg", "/api/join/ZZZZZZ/qr.svg", 404),
+    ("get", "/api/runs/{run_id}", "/api/runs/no-such-run", 404),
+    ("get", "/api/runs/{run_id}/export.json", "/api/runs/no-such-run/export.json", 404),
+    ("delete", "/api/runs/{run_id}", "/api/runs/no-such-run", 404),
+    ("delete", "/api/runs/{run_id}", f"/api/runs/{RUN_ID}", 403),
+    ("post", "/api/runs/import", "/api/runs/import", 422),
+]
+
+
+@pytest.mark.parametrize(("method", "route", "url", "status"), ERRORS)
+def test_error_statuses_are_documented_with_their_body(api, method, route, url, status):
+    r = api.request(method.upper(), url, content=b"{}" if method == "post" else None)
+    assert r.status_code == status, r.text[:200]
+    schema_ref = _documented(route, method, status)
+    body = r.json()
+    if schema_ref.get("$ref", "").endswith("/Problem"):
+        assert isinstance(body["detail"], str) and set(body) == {"detail"}, body
+    else:  # FastAPI's own 422 (request validation)
+        assert "detail" in body, body
+
+
+def test_join_qr_rate_limit_is_documented():
+    """Past `join_attempts_per_min` the QR route answers 429 (its own app: a fresh limiter)."""
+    route = "/api/join/{code}/qr.svg"
+    settings_ = Settings(data_dir=DATA, join_attempts_per_min=3)
+    with TestClient(create_app(settings_), raise_server_exceptions=False) as c:
+        statuses = [c.get("/api/join/ZZZZZZ/qr.svg").status_code for _ in range(4)]
+        body = c.get("/api/join/ZZZZZZ/qr.svg").json()
+    assert statuses == [404, 404, 404, 429], statuses
+    assert _documented(route, "get", 429)["$ref"].endswith("/Problem")
+    assert set(body) == {"detail"} and "too many" in body["detail"], body
 
 
 def _integer_queries() -> list[tuple[str, str]]:
