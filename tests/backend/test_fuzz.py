@@ -18,57 +18,18 @@ import math
 import time
 from typing import Any, get_args
 
-import anyio
 import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from backend import protocol, wire
+from backend import protocol
 from backend.app import create_app
 from backend.config import Settings
-from tests.wsutil import open_lab, send, step
+from tests.wsutil import DEADLINE_S, NoAnswer, open_lab, recv, recv_until, send, step
 
 CODES = set(get_args(protocol.ErrorCode))
-DEADLINE_S = 30.0
-
-
-# -- bounded waits: a missing answer fails the test instead of hanging it ----------------------
-def receive_within(ws, seconds: float = DEADLINE_S) -> dict[str, Any]:
-    """The next raw ASGI message of a TestClient websocket, or AssertionError after `seconds`."""
-
-    async def receive():
-        with anyio.fail_after(seconds):
-            return await ws._send_rx.receive()
-
-    try:
-        return ws.portal.call(receive)
-    except TimeoutError:
-        raise AssertionError(f"no message from the server within {seconds:.0f} s") from None
-
-
-def recv(ws, seconds: float = DEADLINE_S) -> dict[str, Any]:
-    """tests.wsutil.recv with a deadline."""
-    m = receive_within(ws, seconds)
-    if m.get("text") is not None:
-        return json.loads(m["text"])
-    if m.get("bytes") is not None:
-        header, tensors = wire.decode(m["bytes"])
-        return {"type": "frame", "header": header, "tensors": tensors, "step": header["step"]}
-    raise AssertionError(f"connection closed: {m}")
-
-
-def recv_until(ws, pred, seconds: float = DEADLINE_S) -> tuple[dict[str, Any], list[dict]]:
-    """tests.wsutil.recv_until with a deadline for the whole wait."""
-    end, seen = time.monotonic() + seconds, []
-    while True:
-        msg = recv(ws, max(0.01, end - time.monotonic()))
-        if pred(msg):
-            return msg, seen
-        seen.append(msg)
-
-
 LAB = "linear-regression"
 MAX_BYTES = Settings().max_message_bytes
 
@@ -216,7 +177,7 @@ class Probe:
         seen = []
         end = time.monotonic() + DEADLINE_S
         while True:  # recv raises if the server closed the connection or went quiet
-            msg = recv(self.ws, max(0.01, end - time.monotonic()))
+            msg = recv(self.ws, end - time.monotonic(), f"the answer to {tag}")
             if msg["type"] == "error":
                 assert msg["code"] in CODES and isinstance(msg["message"], str), msg
                 if f"'{tag}'" in msg["message"]:
@@ -336,3 +297,16 @@ def test_every_command_before_open_is_refused(client, msg):
         err, _ = recv_until(ws, lambda m: m["type"] == "error")
         assert err["code"] == "bad_message" and "before" in err["message"]
         open_lab(ws, LAB)  # and the connection can still open a session
+
+
+def test_a_quiet_server_fails_the_wait_naming_what_was_awaited(client):
+    """tests.wsutil's waits end in a clear failure, not in pytest-timeout's 300 s."""
+    with client.websocket_connect("/ws") as ws:
+        open_lab(ws, LAB)  # paused: nothing more comes unprompted
+        with pytest.raises(NoAnswer, match=r"waited 1 s for `ready` again; got \d+ other"):
+            recv_until(ws, lambda m: m["type"] == "ready", seconds=1, awaiting="`ready` again")
+        with pytest.raises(NoAnswer, match=r"for recv_until\(ws, lambda m: m\[.type.\] == .nev"):
+            recv_until(ws, lambda m: m["type"] == "never", seconds=1)
+        with pytest.raises(NoAnswer, match="waited 1 s for a message"):
+            recv(ws, seconds=1)
+        assert step(ws, 1)[-1]["step"] == 1  # a wait that failed leaves the connection usable
