@@ -16,6 +16,7 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.nn.utils import get_total_norm
 
 from models.attention import Attention, KVCache
 from models.hooks import HookPoint, name_hooks
@@ -169,16 +170,26 @@ class GPT(nn.Module):
         return KVCache.empty(self.cfg.n_layers)
 
 
-def layer_grad_norms(model: GPT) -> tuple[Tensor, list[str]]:
-    """Gradient norm of each stage (embeddings, every block, final norm + unembedding) and
-    its label, for the `grad_norm` vector a lab streams."""
-    stages: list[tuple[str, list[nn.Parameter]]] = [
+def grad_stages(model: GPT) -> list[tuple[str, list[nn.Parameter]]]:
+    """The stages whose gradient norms a lab streams: embeddings, every block, final norm +
+    unembedding. A lab finds them once; walking the module tree every step costs ~0.5 ms."""
+    return [
         ("embed", [p for n, p in model.named_parameters() if n.startswith(("embed", "pos_"))]),
         *((f"blocks.{i}", list(b.parameters())) for i, b in enumerate(model.blocks)),
         ("unembed", [*model.ln_final.parameters(), *model.unembed.parameters()]),
     ]
+
+
+def stage_grad_norms(stages: list[tuple[str, list[nn.Parameter]]]) -> Tensor:
+    """Each stage's gradient norm (all its parameters' gradients as one vector), [stages]."""
     norms = []
     for _, params in stages:
-        grads = [p.grad.flatten() for p in params if p.grad is not None]
-        norms.append(torch.cat(grads).norm() if grads else torch.zeros(()))
-    return torch.stack(norms), [label for label, _ in stages]
+        grads = [p.grad for p in params if p.grad is not None]
+        norms.append(get_total_norm(grads) if grads else torch.zeros(()))
+    return torch.stack(norms)
+
+
+def layer_grad_norms(model: GPT) -> tuple[Tensor, list[str]]:
+    """Gradient norm of each stage and its label (see `grad_stages`)."""
+    stages = grad_stages(model)
+    return stage_grad_norms(stages), [label for label, _ in stages]
