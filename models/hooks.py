@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from fnmatch import fnmatchcase
+from weakref import WeakKeyDictionary
 
 from torch import Tensor, nn
 
@@ -59,23 +60,39 @@ def is_capturing(hook: HookPoint) -> bool:
     return cap is not None and cap.wants(hook.name)
 
 
+_HOOK_POINTS: WeakKeyDictionary[nn.Module, list[HookPoint]] = WeakKeyDictionary()
+
+
+def _hook_points(model: nn.Module) -> list[HookPoint]:
+    """The model's hook points, found once: a frame is captured ~30 times a second, and
+    walking the module tree each time cost a small model a fifth of its capture."""
+    hooks = _HOOK_POINTS.get(model)
+    if hooks is None:
+        hooks = [m for m in model.modules() if isinstance(m, HookPoint)]
+        if any(not h.name for h in hooks):
+            name_hooks(model)
+        _HOOK_POINTS[model] = hooks
+    return hooks
+
+
+def _attach(hooks: list[HookPoint], cap: _Capture | None) -> None:
+    for h in hooks:  # a plain attribute: skip nn.Module.__setattr__'s parameter checks
+        h.__dict__["_capture"] = cap
+
+
 @contextmanager
 def capture(model: nn.Module, names: Iterable[str] | str = "*") -> Iterator[dict[str, Tensor]]:
     """Collect detached tensors of the named hook points during forward passes in the block.
 
     ``names`` are exact names, fnmatch patterns (``blocks.*.attn.hook_pattern``) or "*".
-    Hooks that were never named (no ``name_hooks`` call) are named here.
+    Hooks that were never named (no ``name_hooks`` call) are named here. A model's hook
+    points are looked up once, so add no HookPoint to a model after its first capture.
     """
     patterns = (names,) if isinstance(names, str) else tuple(names)
-    hooks = [m for m in model.modules() if isinstance(m, HookPoint)]
-    if any(not h.name for h in hooks):
-        name_hooks(model)
+    hooks = _hook_points(model)
     store: dict[str, Tensor] = {}
-    cap = _Capture(patterns, store)
-    for h in hooks:
-        h._capture = cap
+    _attach(hooks, _Capture(patterns, store))
     try:
         yield store
     finally:
-        for h in hooks:
-            h._capture = None
+        _attach(hooks, None)
