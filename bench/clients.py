@@ -110,7 +110,8 @@ async def latency(spec: dict[str, Any], lines: Lines) -> dict[str, Any]:
                 "seconds": seconds,
                 "to_encoded": hdr["t"] - t_send if "t" in hdr else None,
                 "delivery": t_recv - hdr["t"] if "t" in hdr else None,
-                # The gpt lab evaluates on its held-out set every 10 steps (+val_loss).
+                # The gpt lab evaluates on its held-out set every 50 steps, and once when the
+                # training batch says solved (+val_loss).
                 "evaluated": "val_loss" in hdr.get("scalars", {}),
             }
         )
