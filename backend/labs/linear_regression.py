@@ -20,6 +20,7 @@ from models.data import live_stream
 
 GRID = 48  # loss-surface resolution per axis
 LINE_POINTS = 64
+Table = tuple[torch.Tensor, torch.Tensor, list[str]]  # x [N, F] raw, y [N], column names
 
 
 class Params(LabParams):
@@ -98,6 +99,18 @@ class Params(LabParams):
 
 @register
 class LinearRegressionLab(Lab):
+    """Subclassing (backend/labs/live_stream.py does), the stated contract:
+
+    - `__init__(params, seed, device, data=, axes=)`: `params` are this lab's Params (they
+      choose loss, features, init, lr); `data` is another table, `axes` the surface's two
+      parameter indices (the bias is the last). The subclass may then set `self.params` to
+      its own Params: every step reads `lr`, `batch`, `batch_size`, `loss` and `epochs`.
+    - Read: `model`, `x` (inputs as trained on), `x_raw`, `y`, `names`.
+    - Call: `inputs` (raw rows through the same scaling), `optimum`, `param_labels`.
+    - Override: `extend_frame` (add figures to each frame), `state_dict`/`load_state_dict`
+      (calling the base's).
+    """
+
     id = "linear-regression"
     chapter = 1
     order = 2
@@ -110,15 +123,24 @@ class LinearRegressionLab(Lab):
     Params = Params
     tensors = ("weights", "grad", "loss_surface", "prediction", "line")
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
+    def __init__(
+        self,
+        params: Params,
+        seed: int,
+        device: torch.device,
+        data: Table | None = None,
+        axes: tuple[int, int] | None = None,
+    ):
+        """`data` and `axes` are for subclasses (see the class docstring); the registry
+        passes neither, and the table and surface axes come from `params`."""
         super().__init__(params, seed, device)
-        x, y, names = self._data(params)
+        x, y, names = data or self._table(params)
         self.x_raw, self.y = x, y
+        self.x_scale: tuple[torch.Tensor, torch.Tensor] | None = None
         if params.features == "zscore":
             mu, sd = live_stream.zscore_stats(x)
-            sd = torch.where(sd > 0, sd, torch.ones_like(sd))
-            x = (x - mu) / sd
-        self.x = x
+            self.x_scale = (mu, torch.where(sd > 0, sd, torch.ones_like(sd)))
+        self.x = self.inputs(x)
         self.names = names
         init = (
             params.init
@@ -130,27 +152,49 @@ class LinearRegressionLab(Lab):
         torch.manual_seed(seed)
         self.model = linear.LinearRegression(cfg)
         self.opt = torch.optim.SGD(self.model.parameters(), lr=params.lr)
-        self.w_opt, self.b_opt = linear.closed_form(x, y)
-        opt_params = torch.cat([self.w_opt, self.b_opt[None]])
+        self.w_opt, self.b_opt = linear.closed_form(self.x, y)
+        opt_params = self.optimum()
         self.opt_loss = float(
-            linear.loss_fn(linear.design(x.double()) @ opt_params, y.double(), params.loss)
+            linear.loss_fn(linear.design(self.x.double()) @ opt_params, y.double(), params.loss)
         )
-        self.crit_lr = linear.critical_lr(x, params.loss)
+        self.crit_lr = linear.critical_lr(self.x, params.loss)
         n_par = x.shape[1] + 1
-        self.ax = min(params.axis_x, n_par - 1)
-        self.ay = min(params.axis_y, n_par - 1)
+        ax, ay = axes or (params.axis_x, params.axis_y)
+        self.ax, self.ay = min(ax, n_par - 1), min(ay, n_par - 1)
         if self.ax == self.ay:
             self.ay = n_par - 1 if self.ax != n_par - 1 else 0
         self.ranges = self._ranges(opt_params)
 
     @staticmethod
-    def _data(p: Params) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+    def _table(p: Params) -> Table:
         if p.dataset == "live-stream":
             x, y = live_stream.load()
             return x, y, list(live_stream.FEATURES)
         pts = [(1.0, 2.0), (2.0, 3.0)] if p.dataset == "two-points" else p.points
         t = torch.tensor(pts, dtype=torch.float32)
         return t[:, :1], t[:, 1], ["x"]
+
+    # -- the contract with subclasses --------------------------------------------------------
+    def inputs(self, x_raw: torch.Tensor) -> torch.Tensor:
+        """Raw rows [N, F] as the model sees them: z-scored with the training table's mean
+        and spread when `features` is "zscore" (so unseen rows go through the same scale)."""
+        if self.x_scale is None:
+            return x_raw
+        mu, sd = self.x_scale
+        return (x_raw - mu) / sd
+
+    def optimum(self) -> torch.Tensor:
+        """The closed-form optimum [w..., b] (float64) on the inputs as trained on."""
+        return torch.cat([self.w_opt, self.b_opt[None]])
+
+    def param_labels(self) -> list[str]:
+        """One label a parameter, the bias last: w_<column>..., b."""
+        return [f"w_{n}" for n in self.names] + ["b"]
+
+    def extend_frame(self, frame: Frame) -> None:
+        """Add to every step's frame (scalars; tensors and meta when `frame.tensors` is not
+        empty, i.e. the step is captured). The frame already holds the base lab's: `loss`,
+        each parameter and its gradient. Nothing here; a subclass's own figures go here."""
 
     def _ranges(self, opt_params: torch.Tensor) -> list[list[float]]:
         start = self._params_vector().double()
@@ -199,20 +243,18 @@ class LinearRegressionLab(Lab):
         self.opt.zero_grad()
         return self._frame(grads, True)
 
-    def _labels(self) -> list[str]:
-        return [f"w_{n}" for n in self.names] + ["b"]
-
     def _frame(self, grads: torch.Tensor, capture: bool) -> Frame:
         with torch.no_grad():
             pred = self.model(self.x)
             full_loss = float(linear.loss_fn(pred, self.y, self.params.loss))
         p = self._params_vector()
-        labels = self._labels()
+        labels = self.param_labels()
         scalars = {"loss": full_loss}
         scalars.update({lab: float(v) for lab, v in zip(labels, p, strict=True)})
         scalars.update({f"grad_{lab}": float(g) for lab, g in zip(labels, grads, strict=True)})
         frame = Frame(scalars=scalars)
         if not capture:
+            self.extend_frame(frame)
             return frame
         (x0, x1), (y0, y1) = self.ranges
         xs = torch.linspace(x0, x1, GRID, dtype=torch.float64)
@@ -243,12 +285,13 @@ class LinearRegressionLab(Lab):
                     "ranges": self.ranges,
                     "log10": True,
                 },
-                "optimum": [float(v) for v in torch.cat([self.w_opt, self.b_opt[None]])],
+                "optimum": [float(v) for v in self.optimum()],
                 "optimum_loss": self.opt_loss,
                 "critical_lr": self.crit_lr,
                 "lr": self.params.lr,
             }
         )
+        self.extend_frame(frame)
         return frame
 
     def state_dict(self) -> dict:

@@ -1,10 +1,10 @@
 """Lab `live-stream`: predict a stream's peak viewers, the `linear-regression` lab on one table.
 
-A thin subclass of `LinearRegressionLab` with its own defaults (z-scored inputs, torch's MSE,
-lr 1e-2, weights N(0, 0.01)) and what the curriculum adds: the prediction for the unseen
-stream (180000, 12000, 20, 2), the largest training error and the MSE every step, and why
-raw inputs explode: each weight's gradient and curvature (the Hessian's diagonal) beside the
-stability limit 2/λmax. Two extra feature sets: push one-hot encoded, and log(users).
+A thin subclass of `LinearRegressionLab`, through the contract its docstring states, with its
+own defaults (z-scored inputs, torch's MSE, lr 1e-2, weights N(0, 0.01)) and what the
+curriculum adds: the prediction for the unseen stream (180000, 12000, 20, 2), the largest
+training error and the MSE every step, and why raw inputs explode: each weight's gradient
+and curvature (the Hessian's diagonal) beside the stability limit 2/λmax. Two extra feature sets: push one-hot encoded, and log(users).
 """
 
 from __future__ import annotations
@@ -120,8 +120,10 @@ class LiveStreamLab(LinearRegressionLab):
 
     def __init__(self, params: Params, seed: int, device: torch.device):
         self.variant = params.features
-        raw_x, _ = live_stream.load()
-        _, names = features(raw_x, params.features)
+        raw_x, y = live_stream.load()
+        x, names = features(raw_x, params.features)
+        # Surface axes by name (one-hot has six parameters, past the parent's 0..4 range).
+        axes = (_axis_index(names, params.surface_x), _axis_index(names, params.surface_y))
         base = LinearParams(
             dataset="live-stream",
             loss=params.loss,
@@ -132,25 +134,14 @@ class LiveStreamLab(LinearRegressionLab):
             init=params.init,
             epochs=params.epochs,
         )
-        super().__init__(base, seed, device)
+        super().__init__(base, seed, device, data=(x, y, names), axes=axes)
         self.params = params  # the parent reads lr, batch, batch_size, loss, epochs from it
-        # Surface axes by name (one-hot has six parameters, past the parent's 0..4 range).
-        self.ax = _axis_index(names, params.surface_x)
-        self.ay = _axis_index(names, params.surface_y)
-        if self.ax == self.ay:
-            self.ay = len(names) if self.ax != len(names) else 0
-        opt_params = torch.cat([self.w_opt, self.b_opt[None]])
-        self.ranges = self._ranges(opt_params)
         # The unseen stream, through the same features and the same z-score.
         new_raw, _ = features(
             torch.tensor([live_stream.NEW_STREAM], dtype=torch.float32), self.variant
         )
-        if self.variant != "raw":
-            mu, sd = live_stream.zscore_stats(self.x_raw)
-            sd = torch.where(sd > 0, sd, torch.ones_like(sd))
-            new_raw = (new_raw - mu) / sd
-        self.x_new = new_raw  # [1, F]
-        self.pred_new_opt = float(linear.design(self.x_new.double()) @ opt_params)
+        self.x_new = self.inputs(new_raw)  # [1, F]
+        self.pred_new_opt = float(linear.design(self.x_new.double()) @ self.optimum())
         # Curvature of the loss per parameter (the Hessian's diagonal) and its largest
         # eigenvalue: gradient descent is stable only below 2/λmax.
         a = linear.design(self.x.double())  # [N, P]
@@ -160,13 +151,7 @@ class LiveStreamLab(LinearRegressionLab):
         self.lam_max = float(torch.linalg.eigvalsh(hessian)[-1])
         self.prev_loss: float | None = None
 
-    def _data(self, p: LinearParams) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
-        x, y = live_stream.load()
-        x, names = features(x, self.variant)
-        return x, y, names
-
-    def _frame(self, grads: torch.Tensor, capture: bool) -> Frame:
-        frame = super()._frame(grads, capture)
+    def extend_frame(self, frame: Frame) -> None:
         with torch.no_grad():
             err = self.model(self.x) - self.y
             pred_new = float(self.model(self.x_new)[0])
@@ -182,7 +167,7 @@ class LiveStreamLab(LinearRegressionLab):
             frame.scalars["growth"] = loss / self.prev_loss  # ~418 per step on raw at lr 1e-9
         self.prev_loss = loss
         if frame.tensors:
-            frame.tensors.append(TensorOut("curvature", self.curv, "f32", self._labels()))
+            frame.tensors.append(TensorOut("curvature", self.curv, "f32", self.param_labels()))
             lr = self.params.lr
             frame.meta.update(
                 {
@@ -195,7 +180,6 @@ class LiveStreamLab(LinearRegressionLab):
                     "growth_predicted": (1 - lr * self.lam_max) ** 2,
                 }
             )
-        return frame
 
     def state_dict(self) -> dict:
         return {**super().state_dict(), "prev_loss": self.prev_loss}

@@ -1,0 +1,66 @@
+"""The `linear-regression` lab's contract with subclasses (its class docstring): another
+table through `data=`, surface axes through `axes=`, figures through `extend_frame`, unseen
+rows through `inputs`. backend/labs/live_stream.py relies on exactly this."""
+
+from __future__ import annotations
+
+import torch
+
+from backend.labs.base import Frame
+from backend.labs.linear_regression import LinearRegressionLab, Params
+
+# Three rows, two columns, far from zero mean: z-scoring must visibly change them.
+X = torch.tensor([[10.0, 200.0], [12.0, 260.0], [15.0, 210.0]])
+Y = torch.tensor([1.0, 2.0, 3.0])
+
+
+class TableLab(LinearRegressionLab):
+    """A subclass that uses nothing but the stated contract."""
+
+    def __init__(self, params: Params, seed: int, device: torch.device):
+        super().__init__(params, seed, device, data=(X, Y, ["a", "c"]), axes=(1, 2))
+        self.seen: list[bool] = []
+
+    def extend_frame(self, frame: Frame) -> None:
+        self.seen.append(bool(frame.tensors))
+        frame.scalars["first_pred"] = float(self.model(self.x[:1]).detach()[0])
+        if frame.tensors:
+            frame.meta["labels"] = self.param_labels()
+
+
+def make(**params) -> TableLab:
+    return TableLab(Params(**params), 0, torch.device("cpu"))
+
+
+def test_a_subclass_trains_on_its_own_table_with_its_own_axes():
+    lab = make(features="zscore")
+    assert torch.equal(lab.x_raw, X) and lab.names == ["a", "c"]
+    assert torch.allclose(lab.x.mean(0), torch.zeros(2), atol=1e-6)  # z-scored, as trained on
+    assert torch.equal(lab.inputs(X), lab.x)  # unseen rows go through the same scale
+    f = lab.snapshot()
+    assert f.meta["surface"]["x"] == "w_c" and f.meta["surface"]["y"] == "b"
+    assert f.meta["names"] == ["w_a", "w_c", "b"] == lab.param_labels()
+    assert f.meta["optimum"] == [float(v) for v in lab.optimum()]
+    assert len(lab.optimum()) == 3
+
+
+def test_raw_features_leave_inputs_as_they_are():
+    lab = make(features="raw")
+    assert torch.equal(lab.inputs(X), X) and torch.equal(lab.x, X)
+
+
+def test_extend_frame_runs_on_every_frame_captured_or_not():
+    lab = make(features="zscore")
+    out = {}
+    for capture in (False, True):
+        f = out[capture] = lab.step(capture)
+        assert f.scalars["first_pred"] == float(lab.model(lab.x[:1]).detach()[0])  # after the step
+        assert {"loss", "w_a", "grad_b"} <= set(f.scalars)  # the base lab's figures first
+    assert lab.seen == [False, True]
+    assert "labels" not in out[False].meta and out[True].meta["labels"] == ["w_a", "w_c", "b"]
+
+
+def test_the_axes_fall_back_to_the_params_and_stay_distinct():
+    lab = LinearRegressionLab(Params(axis_x=0, axis_y=0), 0, torch.device("cpu"))
+    assert (lab.ax, lab.ay) == (0, 1)  # one-feature data: w_x and b
+    assert make().ax == 1 and make().ay == 2
