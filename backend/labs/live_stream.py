@@ -4,7 +4,8 @@ A thin subclass of `LinearRegressionLab`, through the contract its docstring sta
 own defaults (z-scored inputs, torch's MSE, lr 1e-2, weights N(0, 0.01)) and what the
 curriculum adds: the prediction for the unseen stream (180000, 12000, 20, 2), the largest
 training error and the MSE every step, and why raw inputs explode: each weight's gradient
-and curvature (the Hessian's diagonal) beside the stability limit 2/λmax. Two extra feature sets: push one-hot encoded, and log(users).
+and curvature (the Hessian's diagonal) beside the stability limit 2/λmax. Two extra feature
+sets: push one-hot encoded, and log(users).
 """
 
 from __future__ import annotations
