@@ -29,6 +29,10 @@ from backend.store import RunStore
 
 log = logging.getLogger("shaomai.ws")
 HISTORY_BATCH = 5000  # scalar steps per message when catching up
+# Scalars that come without a frame (a session playing faster than frames are sent) go out
+# together at most this often: at 75 steps/s a message per step cost every viewer (and the
+# server, per viewer) 75 sends a second for numbers that a chart draws 30 times a second.
+SCALARS_EVERY_S = 1 / 30
 
 
 class Connection:
@@ -48,6 +52,8 @@ class Connection:
         self._inbox: asyncio.Queue = asyncio.Queue(maxsize=64)
         self._throttled = False
         self._last_busy = -1.0
+        self._scalars_sent_t = 0.0
+        self._scalars_timer: asyncio.TimerHandle | None = None
 
     # -- output ---------------------------------------------------------------------------
     def reply(self, message: dict[str, Any]) -> None:
@@ -68,7 +74,13 @@ class Connection:
                     return
                 item = box.pop(latest_only=bool(box.max_fps))
                 if item is None:
-                    await self._send_scalars()
+                    wait = self._scalars_sent_t + SCALARS_EVERY_S - time.monotonic()
+                    if wait <= 0:
+                        await self._send_scalars()
+                    elif self._scalars_timer is None:  # the rest go out together, soon
+                        self._scalars_timer = asyncio.get_running_loop().call_later(
+                            wait, self._scalars_due
+                        )
                     break
                 kind, data = item
                 if kind == "t":
@@ -88,8 +100,13 @@ class Connection:
                 last_frame = time.monotonic()
                 await ws.send_bytes(data)
 
+    def _scalars_due(self) -> None:
+        self._scalars_timer = None
+        self.box.wake.set()
+
     async def _send_scalars(self) -> None:
         s, box = self.session, self.box
+        self._scalars_sent_t = time.monotonic()
         while s is not None and s.timeline.last_scalar_step > box.cursor:
             steps, values = s.timeline.scalars_after(box.cursor)
             steps, values = steps[:HISTORY_BATCH], values[:HISTORY_BATCH]

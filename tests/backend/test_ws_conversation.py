@@ -196,3 +196,15 @@ def test_the_last_step_always_has_its_picture(client):
         last = frames(seen)[-1]
         assert last["step"] == paused["step"]
         assert last["header"]["scalars"]["loss"] == scalar_rows(seen)[paused["step"]]["loss"]
+
+
+def test_playing_fast_sends_every_steps_scalars_in_few_messages(client):
+    """Scalars without a frame go out together (at most ~30 messages a second): none is lost,
+    and a session playing hundreds of steps a second does not cost a message per step."""
+    with client.websocket_connect("/ws") as ws:
+        open_lab(ws, "linear-regression", {"epochs": 3000})
+        send(ws, {"type": "control", "action": "play"})
+        _, seen = recv_until(ws, lambda m: m["type"] == "status" and m["state"] == "done")
+        assert sorted(scalar_rows(seen)) == list(range(1, 3001))
+        batches = [m for m in seen if m["type"] in ("scalars", "history")]
+        assert len(batches) < 3000 / 4
