@@ -28,7 +28,7 @@ def send(ws, msg: dict[str, Any]) -> None:
     ws.send_text(json.dumps(msg))
 
 
-def receive_within(ws, seconds: float, awaiting: str) -> dict[str, Any]:
+def receive_within(ws, seconds: float = DEADLINE_S, awaiting: str = "a message") -> dict[str, Any]:
     """The next raw ASGI message of a TestClient websocket, or NoAnswer after `seconds`."""
 
     async def receive():
