@@ -19,12 +19,13 @@ from fastapi import WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
 from backend import protocol, wire
+from backend.admission import SessionError
 from backend.bus import Outbox
 from backend.config import Settings
 from backend.labs.base import LabError
 from backend.manager import SessionManager
 from backend.saving import open_saved, save_session
-from backend.sessions import Session, SessionError
+from backend.sessions import Session
 from backend.store import RunStore
 
 log = logging.getLogger("shaomai.ws")

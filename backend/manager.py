@@ -9,10 +9,11 @@ import time
 
 import torch
 
+from backend.admission import SessionError, validate_params
 from backend.classroom import AttemptLimiter, new_code, normalize_code
 from backend.config import Settings
 from backend.labs import REGISTRY
-from backend.sessions import Session, SessionError, validate_params
+from backend.sessions import Session
 
 log = logging.getLogger("shaomai.sessions")
 

@@ -6,8 +6,9 @@ import asyncio
 import time
 
 from backend import wire
+from backend.admission import SessionError
 from backend.manager import SessionManager
-from backend.sessions import Session, SessionError
+from backend.sessions import Session
 from backend.store import RunStore, RunTooLarge, SavedRun, hash_token, pack_weights, unpack_weights
 
 

@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
-from pydantic import ValidationError
 
 from backend import wire
+from backend.admission import SessionError, pick_device, validate_params
 from backend.bus import FrameBus
 from backend.config import Settings
 from backend.labs.base import Lab, LabError, LabParams
@@ -33,39 +33,6 @@ log = logging.getLogger("shaomai.sessions")
 
 STATES = ("paused", "playing", "done", "diverged", "error")
 IDLE_TRIM_S = 2.0  # an idle session's worker memory is trimmed after this long
-
-
-class SessionError(Exception):
-    """A refused request, answered with a protocol `error` (code, message, field)."""
-
-    def __init__(self, code: str, message: str, field: str | None = None):
-        super().__init__(message)
-        self.code = code
-        self.field = field
-
-
-def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings) -> LabParams:
-    try:
-        params = lab_cls.Params.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise SessionError("invalid_params", f"{field}: {err['msg']}", field) from None
-    mb, field = lab_cls.estimate_mb(params)
-    if mb > settings.max_session_mb:
-        raise SessionError(
-            "too_large",
-            f"this model needs about {mb:.0f} MB, over the {settings.max_session_mb:.0f} MB cap"
-            + (f"; lower {field}" if field else ""),
-            field,
-        )
-    return params
-
-
-def pick_device(setting: str) -> torch.device:
-    if setting == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(setting)
 
 
 class Session:

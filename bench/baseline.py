@@ -13,8 +13,8 @@ import time
 import torch
 
 from backend import wire
+from backend.admission import pick_device
 from backend.labs import REGISTRY, load_all
-from backend.sessions import pick_device
 from models.data.tasks import DEFAULT_REVERSE, ReverseTask, masked_loss
 from models.gpt import GPT
 

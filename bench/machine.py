@@ -49,7 +49,7 @@ def _commit() -> str:
 def facts() -> dict[str, Any]:
     import torch  # the runner's process only: viewer subprocesses never import torch
 
-    from backend.sessions import pick_device
+    from backend.admission import pick_device
 
     device = pick_device("auto")
     gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None

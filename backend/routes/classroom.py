@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
+from backend.admission import SessionError
 from backend.classroom import normalize_code, qr_svg
 from backend.deps import SessionsDep, SettingsDep
 from backend.routes.problems import problem
-from backend.sessions import SessionError
 
 router = APIRouter(tags=["classroom"])
 

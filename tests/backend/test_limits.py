@@ -20,11 +20,11 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
+from backend.admission import SessionError
 from backend.app import create_app
 from backend.config import Settings
 from backend.labs import REGISTRY, load_all
 from backend.manager import SessionManager
-from backend.sessions import SessionError
 from tests.backend.test_fuzz import recv_until  # with a deadline: a break fails, never hangs
 from tests.wsutil import open_lab, send, step
 

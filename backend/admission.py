@@ -1,0 +1,48 @@
+"""Admission: whether a session may be started with these params, and on which device.
+
+A request is refused with a `SessionError` (a protocol `error`: code, message, field) when
+its params fail the lab's schema or its estimated memory is over the cap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from pydantic import ValidationError
+
+from backend.config import Settings
+from backend.labs.base import Lab, LabParams
+
+
+class SessionError(Exception):
+    """A refused request, answered with a protocol `error` (code, message, field)."""
+
+    def __init__(self, code: str, message: str, field: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
+def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings) -> LabParams:
+    try:
+        params = lab_cls.Params.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise SessionError("invalid_params", f"{field}: {err['msg']}", field) from None
+    mb, field = lab_cls.estimate_mb(params)
+    if mb > settings.max_session_mb:
+        raise SessionError(
+            "too_large",
+            f"this model needs about {mb:.0f} MB, over the {settings.max_session_mb:.0f} MB cap"
+            + (f"; lower {field}" if field else ""),
+            field,
+        )
+    return params
+
+
+def pick_device(setting: str) -> torch.device:
+    if setting == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(setting)
