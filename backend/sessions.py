@@ -356,9 +356,16 @@ class Session:
 
         def run() -> None:
             for frame in self.lab.infer(data):
+                if frame.advanced:  # a training step taken by hand: recorded like any step
+                    self._wstep += 1
+                    self._framed_step = self._wstep
                 frame.step = self._wstep
                 buf = wire.encode(frame, self._extra(epoch, infer=True))
-                self._loop.call_soon_threadsafe(self.bus.publish_frame, buf)
+                if frame.advanced:
+                    report = (self._report, epoch, self._wstep, frame.scalars, buf)
+                    self._loop.call_soon_threadsafe(*report)
+                else:
+                    self._loop.call_soon_threadsafe(self.bus.publish_frame, buf)
 
         await self._guard(self._work(run))
 

@@ -39,6 +39,9 @@ class Frame:
     scalars: dict[str, float] = field(default_factory=dict)
     tensors: list[TensorOut] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)  # small JSON: tokens, axis ranges, ...
+    # An `infer` frame that changed the weights (apple's pressed `step`): the session records
+    # it as the run's next step, so the timeline, the scrubber and a rejoin show it.
+    advanced: bool = False
 
 
 def json_number(x: float) -> float | str:
