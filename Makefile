@@ -8,6 +8,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: run test lint format bench browser clean
 # axe-core (from the npm registry) checks the pages' accessibility in the browser tests.
 AXE := .cache/npm/node_modules/axe-core/axe.min.js
+# plotly.js's cartesian bundle (npm, the version the python plotly package ships): the page's
+# charts in 1.5 MB instead of 4.8 MB. Without npm the app serves the full bundle (slower start).
+PLOTLY_JS := .cache/npm/node_modules/plotly.js-cartesian-dist-min/plotly-cartesian.min.js
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,14 +31,19 @@ $(AXE):
 	mkdir -p .cache/npm
 	npm install --silent --no-audit --no-fund --prefix .cache/npm axe-core@4
 
-run: $(STAMP)
+$(PLOTLY_JS):
+	mkdir -p .cache/npm
+	npm install --silent --no-audit --no-fund --prefix .cache/npm plotly.js-cartesian-dist-min@4.1.1 \
+		|| echo "npm failed: the app will serve plotly's full bundle"
+
+run: $(STAMP) $(PLOTLY_JS)
 	$(PY) -m backend
 
-test: $(STAMP) browser $(AXE)
+test: $(STAMP) browser $(AXE) $(PLOTLY_JS)
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
-bench: $(STAMP) browser
+bench: $(STAMP) browser $(PLOTLY_JS)
 	$(PY) -m bench
 
 lint: $(STAMP)

@@ -2,6 +2,7 @@
 // scrubber, the param form and the lab's view module (js/labs/<lab>.js).
 import { LabClient } from './core/client.js';
 import { applyDom, currentLang, initI18n, lang, pick, setLang, t } from './core/i18n.js';
+import { loadPlotly, Plotly } from './core/plotly.js';
 import { createStore } from './core/store.js';
 import { readUrl, schemaDefaults, writeUrl } from './core/url.js';
 import { canvasExport } from './components/canvasExport.js';
@@ -46,9 +47,13 @@ function banner(text, kind = 'info') {
 
 async function main() {
   const first = readUrl(null);
-  await initI18n(first.lang);
   const labId = first.lab || 'linear-regression';
+  // The strings, the lab's info and then its view's modules load side by side.
+  const strings = initI18n(first.lang);
   const res = await fetch(`/api/labs/${encodeURIComponent(labId)}`);
+  const viewModule = res.ok ? import(`./labs/${labId}.js`) : null; // a lab the server knows
+  viewModule?.catch(() => {}); // awaited below
+  await strings;
   if (!res.ok) {
     banner(t('no_such_lab', { lab: labId }), 'error');
     return;
@@ -59,6 +64,17 @@ async function main() {
   const store = createStore({ run: null, params: { ...defaults, ...url.params }, seed: url.seed, role: null, state: 'paused', step: 0 });
   const client = new LabClient();
   const openMsg = () => ({ type: 'open', lab: labId, params: store.get('params'), seed: store.get('seed') });
+  const urlKey = () => JSON.stringify([store.get('params'), store.get('seed')]);
+
+  // Connect now: the server opens the session while the view is built. Its messages wait
+  // in the client until every handler below is in place (client.release()).
+  client.hold();
+  const saved = JSON.parse(sessionStorage.getItem(`shaomai:${labId}`) || 'null');
+  const q = new URLSearchParams(location.search);
+  if (q.get('join')) client.start({ type: 'join', code: q.get('join') });
+  else if (q.get('run')) client.start({ type: 'open', run: q.get('run'), mode: q.get('mode') === 'resume' ? 'resume' : 'replay' });
+  else if (saved && saved.key === urlKey()) client.join(saved.session, saved.token);
+  else client.open(labId, store.get('params'), store.get('seed'));
 
   const titles = () => {
     document.title = `${pick(info.title)} · ${t('app_name')}`;
@@ -74,7 +90,17 @@ async function main() {
     infer: (input) => client.send({ type: 'infer', input }),
     toast,
   };
-  const mod = await import(`./labs/${labId}.js`);
+  const mod = await viewModule;
+  // plotly.js (1.5 MB) takes longer to compile than everything else: a view that draws
+  // without it (`lazyPlotly`: its charts wait for it) shows its first frame before plotly
+  // loads; the others need it to be built.
+  if (!mod.lazyPlotly) await loadPlotly();
+  let plotlyAsked = !mod.lazyPlotly;
+  const askPlotly = () => {
+    if (plotlyAsked) return;
+    plotlyAsked = true;
+    loadPlotly().then(() => resizePlots(), (err) => banner(String(err), 'error'));
+  };
   const view = mod.default($('#view'), ctx);
   canvasExport($('#view'));
 
@@ -118,6 +144,7 @@ async function main() {
     scrub.setLatest(m.step);
     if (m.token) sessionStorage.setItem(`shaomai:${labId}`, JSON.stringify({ session: m.session, token: m.token, key: urlKey() }));
     saveUrl({ step: pendingSeek });
+    setTimeout(askPlotly, 1500); // a session that sends no frame still gets its charts
     if (pendingSeek !== null && pendingSeek < m.step) scrub.seekTo(pendingSeek);
     pendingSeek = null;
     banner('');
@@ -158,6 +185,7 @@ async function main() {
       $('#frame-step').textContent = String(frame.step);
       store.set('shownStep', frame.step);
       announce(frame);
+      if (!plotlyAsked) requestAnimationFrame(() => setTimeout(askPlotly)); // once it is painted
     }
     if (infer) (view.infer || view.frame)(infer);
     draw.end = performance.now();
@@ -201,24 +229,17 @@ async function main() {
     else if ($('#banner').dataset.kind === 'warn') banner('');
   });
 
-  const urlKey = () => JSON.stringify([store.get('params'), store.get('seed')]);
-  const saved = JSON.parse(sessionStorage.getItem(`shaomai:${labId}`) || 'null');
-  const q = new URLSearchParams(location.search);
-  if (q.get('join')) client.start({ type: 'join', code: q.get('join') });
-  else if (q.get('run')) client.start({ type: 'open', run: q.get('run'), mode: q.get('mode') === 'resume' ? 'resume' : 'replay' });
-  else if (saved && saved.key === urlKey()) client.join(saved.session, saved.token);
-  else client.open(labId, store.get('params'), store.get('seed'));
-
   presenter({ store, client, scrub, bar, url });
   // Plotly charts size themselves on window resizes only: follow layout changes too.
   const resizePlots = () => requestAnimationFrame(() => requestAnimationFrame(() => {
+    if (!Plotly) return; // a lazy view's charts: sized when plotly arrives
     const big = !!store.get('present'); // readable from the back of a room
     for (const el of document.querySelectorAll('.js-plotly-plot')) {
       if (!!el.dataset.present !== big) {
         el.dataset.present = big ? '1' : '';
-        window.Plotly.relayout(el, { 'font.size': big ? 17 : 12 });
+        Plotly.relayout(el, { 'font.size': big ? 17 : 12 });
       }
-      window.Plotly.Plots.resize(el);
+      Plotly.Plots.resize(el);
     }
   }));
   store.on('present', resizePlots);
@@ -238,6 +259,7 @@ async function main() {
   titles();
   applyDom(document);
   window.shaomai = { client, store, view }; // for tests and the curious
+  client.release();
 }
 
 main().catch((err) => {

@@ -1,8 +1,15 @@
 """The engine in a real Chromium against a real uvicorn: play, draw, scrub, diverge, zh, reload."""
 
-import pytest
+import logging
+import re
+import urllib.request
 
-from tests.conftest import screenshot
+import plotly.graph_objects as go
+import pytest
+from plotly.basedatatypes import BaseTraceType
+
+from backend.app import PLOTLY_CARTESIAN, PLOTLY_FULL, plotly_bundle
+from tests.conftest import ROOT, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -99,3 +106,49 @@ def test_catalog_lists_chapters(live_server, page):
     page.click("a.card[data-lab=linear-regression]")
     page.wait_for_selector("#lab-title")
     page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+
+
+def test_vendor_route_serves_the_cartesian_bundle_else_the_full_one(live_server, caplog):
+    with urllib.request.urlopen(f"{live_server}/vendor/plotly.min.js") as r:
+        served = r.read()
+    # `make` installs the cartesian bundle; without npm the app falls back to the full one.
+    expected = PLOTLY_CARTESIAN if PLOTLY_CARTESIAN.is_file() else PLOTLY_FULL
+    assert served == expected.read_bytes()
+    with caplog.at_level(logging.WARNING, logger="shaomai"):
+        assert plotly_bundle(ROOT / "no-such-bundle.js") == PLOTLY_FULL
+    assert "no-such-bundle.js is missing" in caplog.text
+
+
+def test_served_plotly_has_every_trace_type_the_pages_draw(live_server, page):
+    # Trace types named in the frontend's code (`type: 'bar'`): those that are plotly's.
+    classes = [getattr(go, name) for name in go.__all__]
+    traces = {c().type for c in classes if isinstance(c, type) and issubclass(c, BaseTraceType)}
+    named = set()
+    for path in (ROOT / "frontend" / "js").rglob("*.js"):
+        named |= set(re.findall(r"type: '([a-z0-9]+)'", path.read_text()))
+    used = named & traces
+    assert {"scatter", "bar", "heatmap", "contour"} <= used
+    page.goto(f"{live_server}/lab.html?lab=linear-regression&lang=en")  # a view built on plotly
+    page.wait_for_function("() => window.shaomai && window.Plotly")
+    have = set(page.evaluate("() => Object.keys(window.Plotly.PlotSchema.get().traces)"))
+    assert used <= have, used - have
+
+
+def test_gpt_draws_its_first_frames_before_plotly_arrives(live_server, page):
+    held = []
+    page.route("**/vendor/plotly.min.js", lambda route: held.append(route))  # answered below
+    page.goto(f"{live_server}/lab.html?lab=gpt&lang=en")
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+    page.wait_for_function("() => document.querySelector('#view').dataset.step === '0'")
+    page.click("[data-act=step10]")  # rows for the curves while they cannot be drawn
+    page.wait_for_function("() => document.querySelector('#frame-step').textContent === '10'")
+    page.wait_for_function("() => window.shaomai.store.get('step') === 10")
+    assert held, "the page asked for plotly once its first frame was drawn"
+    assert page.evaluate("() => window.Plotly === undefined")
+    assert page.eval_on_selector_all(".js-plotly-plot", "els => els.length") == 0
+    assert page.eval_on_selector(".gpt-grid canvas", "c => c.width > 0")  # the attention maps
+    held[0].continue_()
+    loss = "document.querySelectorAll('#view .panel .chart')[0]"
+    page.wait_for_function(f"() => {loss}.data && {loss}.data[0].x.length >= 11")
+    steps = page.evaluate(f"() => {loss}.data[0].x")
+    assert steps == list(range(11))  # the rows that came before plotly, drawn when it came

@@ -1,12 +1,13 @@
 // A live line chart: curves extended per batch of scalar rows (Plotly.extendTraces), never
 // redrawn; batches are flushed at most once per animation frame and within a main-thread share.
-import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleCost } from './plot.js';
+// Built before plotly has loaded, it keeps the rows and draws them with the chart when it comes.
+import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleCost, whenPlotly } from './plot.js';
 
 /**
  * traces: [{key: 'loss', name: 'loss', color?}] read from scalar rows' values.
  * Non-finite values are skipped (a diverged loss is shown by the readout, not an infinite axis).
  */
-export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000 }) {
+export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null }) {
   const data = traces.map((tr, i) => ({
     x: [], y: [], name: tr.name || tr.key, mode: 'lines', type: 'scatter', // SVG: scattergl needs eval, which the CSP forbids
     line: { color: tr.color || COLORS[i % COLORS.length], width: 2, dash: tr.dash },
@@ -14,22 +15,31 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
   const layout = baseLayout({
     title,
     showlegend: traces.length > 1,
-    legend: { orientation: 'h', y: 1.12, x: 1, xanchor: 'right' },
+    legend: legend || { orientation: 'h', y: 1.12, x: 1, xanchor: 'right' },
     xaxis: { title: { text: xTitle }, zeroline: false },
     yaxis: { title: { text: yTitle }, type: logY ? 'log' : 'linear', exponentformat: 'power' },
   });
-  Plotly.newPlot(el, data, layout, CONFIG);
   const owner = {};
   el.lineChartOwner = owner; // a chart rebuilt on this element drops this one's late batch
   let buffer = traces.map(() => ({ x: [], y: [] }));
   let count = 0;
+  let drawn = false; // plotly may arrive after the view is built: rows wait in the buffer
   // Batched: a curve with thousands of points costs tens of ms to extend, and frames
   // (attention maps, heatmaps) must still be drawn between two extensions.
   const flush = throttleCost(() => {
+    if (!drawn || el.lineChartOwner !== owner) return;
     const idx = [], xs = [], ys = [];
     buffer.forEach((b, i) => { if (b.x.length) { idx.push(i); xs.push(b.x); ys.push(b.y); } });
     buffer = traces.map(() => ({ x: [], y: [] }));
-    if (idx.length && el.lineChartOwner === owner) Plotly.extendTraces(el, { x: xs, y: ys }, idx, maxPoints);
+    if (idx.length) Plotly.extendTraces(el, { x: xs, y: ys }, idx, maxPoints);
+  });
+  whenPlotly(() => {
+    if (el.lineChartOwner !== owner) return;
+    // The rows that came first are drawn with the chart, not extended into it.
+    buffer.forEach((b, i) => { data[i].x = b.x.slice(-maxPoints); data[i].y = b.y.slice(-maxPoints); });
+    buffer = traces.map(() => ({ x: [], y: [] }));
+    Plotly.newPlot(el, data, layout, CONFIG);
+    drawn = true;
   });
   return {
     el,
@@ -41,14 +51,17 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
           if (finite(v) && (!logY || v > 0)) { buffer[i].x.push(step); buffer[i].y.push(v); count++; }
         });
       }
-      flush();
+      if (drawn) flush();
     },
     clear() {
       buffer = traces.map(() => ({ x: [], y: [] }));
       count = 0;
       // Keep the layout as it is now (a view may have relaid it out since creation).
-      Plotly.react(el, traces.map((_, i) => ({ ...data[i], x: [], y: [] })), el.layout || layout, CONFIG);
+      if (drawn) Plotly.react(el, traces.map((_, i) => ({ ...data[i], x: [], y: [] })), el.layout || layout, CONFIG);
     },
-    setTitle(text) { Plotly.relayout(el, { 'title.text': text }); },
+    setTitle(text) {
+      if (drawn) Plotly.relayout(el, { 'title.text': text });
+      else layout.title = { ...layout.title, text };
+    },
   };
 }

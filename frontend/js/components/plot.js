@@ -1,5 +1,7 @@
 // Shared plotly defaults and a rAF batcher: one redraw per animation frame at most.
-export const Plotly = window.Plotly;
+import { Plotly, whenPlotly } from '../core/plotly.js';
+
+export { Plotly, whenPlotly }; // live: null until the shell has loaded plotly
 
 export const COLORS = ['#2f6fdf', '#e8702a', '#1a9e77', '#9b59b6', '#c0392b', '#7f8c8d', '#f1c40f', '#16a085'];
 

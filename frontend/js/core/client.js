@@ -10,6 +10,17 @@ export class LabClient {
     this.pending = null; // the open/join to send once connected
     this.closed = false;
     this.retry = 0;
+    this.held = null; // [type, msg] kept while held
+  }
+
+  /** Keep what arrives (messages, connection changes) until release(): the page connects
+   * before its view and handlers exist. */
+  hold() { this.held = this.held || []; }
+
+  release() {
+    const held = this.held || [];
+    this.held = null;
+    for (const [type, msg] of held) this.emit(type, msg);
   }
 
   on(type, fn) {
@@ -19,6 +30,7 @@ export class LabClient {
   }
 
   emit(type, msg) {
+    if (this.held) { this.held.push([type, msg]); return; }
     for (const fn of this.handlers.get(type) || []) fn(msg);
   }
 

@@ -6,8 +6,9 @@ export const lang = createStore({ lang: null });
 
 export async function initI18n(initial) {
   const [zh, en] = await Promise.all(['zh', 'en'].map((l) => fetch(`/i18n/${l}.json`).then((r) => r.json())));
-  tables.zh = zh;
-  tables.en = en;
+  // Merged: a view's module may have added its strings already (it loads alongside).
+  tables.zh = { ...zh, ...tables.zh };
+  tables.en = { ...en, ...tables.en };
   const browser = (navigator.language || 'en').toLowerCase().startsWith('zh') ? 'zh' : 'en';
   setLang(initial === 'zh' || initial === 'en' ? initial : browser);
 }

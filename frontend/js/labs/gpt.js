@@ -30,6 +30,10 @@ function addCss() {
   document.head.append(link);
 }
 
+// Attention maps, tokens and bars are canvas and DOM: the first frame is drawn before
+// plotly loads; the curves (lineChart) and the generation's work chart follow when it does.
+export const lazyPlotly = true;
+
 const div = (cls) => { const e = document.createElement('div'); if (cls) e.className = cls; return e; };
 
 export default function mount(root, ctx) {

@@ -4,7 +4,6 @@
 // and refilled from the run's rows.
 import { t } from '../../core/i18n.js';
 import { lineChart } from '../../components/lineChart.js';
-import { Plotly } from '../../components/plot.js';
 
 const GREY = '#8a8f98';
 
@@ -19,11 +18,9 @@ function rebuildable(el, spec) {
       const key = JSON.stringify([s.traces.map((tr) => [tr.key, tr.name]), s.logY]);
       if (key === sig) return false;
       sig = key;
-      Plotly.purge(el);
-      chart = lineChart(el, { traces: s.traces, logY: s.logY, xTitle: 'step' });
       // Falling curves leave the top right free for the legend; rising ones the bottom right.
-      const y = s.legendLow ? 0.05 : 1;
-      Plotly.relayout(el, { legend: { orientation: 'v', x: 1, xanchor: 'right', y, yanchor: s.legendLow ? 'bottom' : 'top', bgcolor: 'rgba(255,255,255,0.75)', font: { size: 11 } } });
+      const legend = { orientation: 'v', x: 1, xanchor: 'right', y: s.legendLow ? 0.05 : 1, yanchor: s.legendLow ? 'bottom' : 'top', bgcolor: 'rgba(255,255,255,0.75)', font: { size: 11 } };
+      chart = lineChart(el, { traces: s.traces, logY: s.logY, xTitle: 'step', legend }); // replaces the old plot
       const all = rows();
       if (all.length) chart.add(all);
       return true;

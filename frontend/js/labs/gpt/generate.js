@@ -5,7 +5,7 @@
 import { t } from '../../core/i18n.js';
 import { fitCanvas, paintMatrix } from '../../components/attentionGrid.js';
 import { probBars } from '../../components/probBars.js';
-import { baseLayout, CONFIG, fmt, Plotly } from '../../components/plot.js';
+import { baseLayout, CONFIG, fmt, Plotly, whenPlotly } from '../../components/plot.js';
 
 const el = (tag, cls, html) => {
   const e = document.createElement(tag);
@@ -63,8 +63,13 @@ export function generatePanel(body, { infer }) {
   let busy = false;
   let defaultsFor = null;
 
-  Plotly.newPlot(work, [], baseLayout({ margin: { l: 48, r: 8, t: 6, b: 32 } }), CONFIG);
+  let workWaits = false;
   const drawWork = () => {
+    if (!Plotly) { // drawn when plotly arrives (the shell loads it after the first frame)
+      if (!workWaits) whenPlotly(() => { workWaits = false; drawWork(); });
+      workWaits = true;
+      return;
+    }
     const h = last ? last.meta.history : { positions: [], positions_no_cache: [] };
     const x = h.positions.map((_, i) => i + 1);
     Plotly.react(work, [
