@@ -2,7 +2,8 @@
 
 The learner presses forward / backward / step / zero_grad (sent as `infer` with
 {"action": ...}) and watches x, the loss and x.grad, which is autograd's .grad of a real
-float32 tensor. Forgetting zero_grad makes .grad accumulate (−18, −36, …). Play runs whole
+float32 tensor. A pressed `step` that moves x is recorded as the run's next step, like a
+played one, so the charts, the scrubber and a rejoin show it. Forgetting zero_grad makes .grad accumulate (−18, −36, …). Play runs whole
 cycles (forward, backward, step, zero_grad; `forget_zero_grad` skips the last one).
 
 Divergence is honest: nothing caps the loss. Above lr = 2/curvature (2/18 ≈ 0.111 for three
@@ -118,7 +119,11 @@ class AppleLab(Lab):
             self.graph = None
         else:
             self.opt.zero_grad()
-        yield self._frame(True, {"action": action, "note": note})
+        frame = self._frame(True, {"action": action, "note": note})
+        # A step that moved x is a training step taken by hand: the session records it as
+        # the run's next step (timeline, scrubber, rejoin). The other buttons leave x alone.
+        frame.advanced = action == "step" and note is None
+        yield frame
 
     # -- the picture -----------------------------------------------------------------------
     def _frame(self, capture: bool, meta: dict[str, Any]) -> Frame:
@@ -132,7 +137,7 @@ class AppleLab(Lab):
         scalars["slope"] = slope
         if g is not None:
             scalars["grad"] = float(g)
-        if self.grad_used is not None and meta.get("action") == "cycle":
+        if self.grad_used is not None and meta.get("action") in ("cycle", "step"):
             scalars["grad_used"] = self.grad_used
         frame = Frame(scalars=scalars)
         # The frame where the loss blows up is always drawn in full: it ends the run.

@@ -87,21 +87,29 @@ def test_forget_zero_grad_while_playing(client):
         assert [rows[i]["x"] for i in (1, 2, 3)] == [1.5, 2.25, 2.875]
 
 
-# A pressed `step` moves x outside `Lab.step`: the engine (Session.infer) publishes the
-# frame but records nothing, so the timeline, the scrubber and a rejoin still show the x
-# before the press. The fix belongs to backend/sessions.py (record an infer frame that
-# advanced training as a step); this test turns red when it lands: drop the xfail then.
-@pytest.mark.xfail(strict=True, reason="engine: Session.infer does not record infer frames")
-def test_a_pressed_step_is_recorded_in_the_timeline(client):
+def test_a_pressed_step_is_recorded_as_the_next_step(client):
+    """A pressed `step` moves x outside `Lab.step`: it is the run's next step, so the charts,
+    the scrubber and a rejoin show it; a step that did nothing (x.grad None) is not."""
     with client.websocket_connect("/ws") as ws:
         ready = open_lab(ws, "apple")
         infer(ws, "forward")
         infer(ws, "backward")
-        pressed = infer(ws, "step")["header"]["scalars"]["x"]
-        assert pressed == 1.5  # x = 1 - (1/36)(-18)
+        pressed = infer(ws, "step")
+        assert pressed["step"] == 1 and pressed["header"]["infer"]
+        assert pressed["header"]["scalars"]["x"] == 1.5  # x = 1 - (1/36)(-18)
+        assert pressed["header"]["scalars"]["grad_used"] == -18.0
+        infer(ws, "zero_grad")
+        assert infer(ws, "step")["step"] == 1  # x.grad is None: nothing moved, nothing recorded
+        for at, x in ((0, 1.0), (1, 1.5)):  # the scrubber finds both
+            send(ws, {"type": "seek", "step": at})
+            seen, _ = recv_until(ws, lambda m: m["type"] == "frame" and m["header"].get("replay"))
+            assert (seen["step"], seen["header"]["scalars"]["x"]) == (at, x)
         # A rejoin (a reload of the page) gets the history and the latest recorded frame.
         with client.websocket_connect("/ws") as again:
             send(again, {"type": "join", "session": ready["session"], "token": ready["token"]})
             latest, seen = recv_until(again, lambda m: m["type"] == "frame")
-        assert pressed in [row["x"] for row in scalar_rows(seen).values()]
-        assert latest["header"]["scalars"]["x"] == pressed
+        assert scalar_rows(seen)[1]["x"] == 1.5
+        assert (latest["step"], latest["header"]["scalars"]["x"]) == (1, 1.5)
+        # Playing goes on from there: step 2 starts at x = 1.5.
+        rows = scalar_rows(step(ws, 1))
+        assert rows[2]["x"] == 1.5 - (1 / 36) * -9.0  # x.grad was zeroed: the slope at 1.5

@@ -309,9 +309,12 @@ export default function mount(root, { t, store, setParams, infer }) {
   return {
     frame(f) { show(f); },
     infer(f) {
-      const s = f.scalars;
-      entries = [...entries, { action: f.meta.action, x: s.x, loss: s.loss, grad: 'grad' in s ? s.grad : null, note: f.meta.note }].slice(-LOG_ROWS);
-      drawLog();
+      // A pressed `step` is recorded: scrubbing back to it replays its frame, not the press.
+      if (!f.replay) {
+        const s = f.scalars;
+        entries = [...entries, { action: f.meta.action, x: s.x, loss: s.loss, grad: 'grad' in s ? s.grad : null, note: f.meta.note }].slice(-LOG_ROWS);
+        drawLog();
+      }
       show(f);
     },
     scalars(newRows) {
