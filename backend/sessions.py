@@ -354,11 +354,14 @@ class Session:
 
         epoch = self.epoch
 
-        def run() -> None:
+        def run() -> float | None:
+            """Publish each frame; returns the loss of the last one that advanced, if any."""
+            loss = None
             for frame in self.lab.infer(data):
                 if frame.advanced:  # a training step taken by hand: recorded like any step
                     self._wstep += 1
                     self._framed_step = self._wstep
+                    loss = frame.scalars.get("loss", 0.0)
                 frame.step = self._wstep
                 buf = wire.encode(frame, self._extra(epoch, infer=True))
                 if frame.advanced:
@@ -366,8 +369,14 @@ class Session:
                     self._loop.call_soon_threadsafe(*report)
                 else:
                     self._loop.call_soon_threadsafe(self.bus.publish_frame, buf)
+            return loss
 
-        await self._guard(self._work(run))
+        loss = await self._guard(self._work(run))
+        if loss is not None and epoch == self.epoch:  # the run moved: say so (step, scrubber)
+            if self.lab.trains and not math.isfinite(loss):
+                self._finish("diverged")
+            else:
+                self.bus.publish_text(self.status())
 
     def seek(self, step: int) -> bytes | None:
         data = self.timeline.frame_at(step)

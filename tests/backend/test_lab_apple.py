@@ -98,6 +98,7 @@ def test_a_pressed_step_is_recorded_as_the_next_step(client):
         assert pressed["step"] == 1 and pressed["header"]["infer"]
         assert pressed["header"]["scalars"]["x"] == 1.5  # x = 1 - (1/36)(-18)
         assert pressed["header"]["scalars"]["grad_used"] == -18.0
+        recv_until(ws, lambda m: m["type"] == "status" and m["step"] == 1)  # the scrubber's end
         infer(ws, "zero_grad")
         assert infer(ws, "step")["step"] == 1  # x.grad is None: nothing moved, nothing recorded
         for at, x in ((0, 1.0), (1, 1.5)):  # the scrubber finds both
