@@ -20,8 +20,13 @@ import torch
 
 from backend.labs import REGISTRY
 from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
-from tests.backend.test_fuzz import receive_within, recv_until  # deadlines: fail, never hang
-from tests.wsutil import open_lab, send, step
+from tests.wsutil import (  # deadlines: fail, never hang
+    open_lab,
+    receive_within,
+    recv_until,
+    send,
+    step,
+)
 
 BOOM = "the faulty lab's deliberate failure"
 

@@ -28,7 +28,6 @@ from backend import protocol
 from backend.app import create_app
 from backend.config import Settings
 from tests.wsutil import DEADLINE_S, NoAnswer, open_lab, recv, recv_until, send, step
-from tests.wsutil import receive_within as receive_within  # re-exported: test_faults uses it
 
 CODES = set(get_args(protocol.ErrorCode))
 LAB = "linear-regression"

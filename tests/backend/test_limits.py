@@ -25,8 +25,7 @@ from backend.app import create_app
 from backend.config import Settings
 from backend.labs import REGISTRY, load_all
 from backend.manager import SessionManager
-from tests.backend.test_fuzz import recv_until  # with a deadline: a break fails, never hangs
-from tests.wsutil import open_lab, send, step
+from tests.wsutil import open_lab, recv_until, send, step  # every wait has a deadline
 
 load_all()
 LABS = sorted(REGISTRY)

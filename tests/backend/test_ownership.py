@@ -21,9 +21,8 @@ import pytest
 import websockets
 
 from backend.store import hash_token
-from tests.backend.test_fuzz import recv_until  # with a deadline: a break fails, never hangs
 from tests.conftest import start_server, stop_server
-from tests.wsutil import open_lab, recv, send, step
+from tests.wsutil import open_lab, recv, recv_until, send, step  # every wait has a deadline
 
 ROOT = Path(__file__).resolve().parents[2]
 URLSAFE = re.compile(r"^[A-Za-z0-9_-]+$")
