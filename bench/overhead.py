@@ -109,7 +109,7 @@ def run(opts) -> Result:
             "lab stepped directly / bare (the lab's own work)",
             median(lab_own),
             "",
-            note="held-out eval (512) every 100 steps and once to confirm solved, grad norms, train accuracy",
+            note="held-out eval (256) every 100 steps and once to confirm solved, grad norms, train accuracy",
         ),
         Figure(
             S,
@@ -142,7 +142,7 @@ def run(opts) -> Result:
             "ms",
             ("≤", 15.0),
             baseline=base,
-            note=f"{len(ms) - len(plain)} of the steps also evaluated 512 held-out samples",
+            note=f"{len(ms) - len(plain)} of the steps also evaluated 256 held-out samples",
         ),
         Figure(L, "minus bare step, p99", p["p99"] - bare_ms, "ms", baseline=base),
         Figure(

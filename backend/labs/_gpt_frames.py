@@ -7,6 +7,7 @@ that are sent pay for the explicit attention path (training keeps the fused kern
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -35,15 +36,33 @@ def shown(piece: str) -> str:
     return out if out.strip() else out.replace(" ", "␣")
 
 
-_SHOWN: WeakKeyDictionary[Any, list[str]] = WeakKeyDictionary()
+@dataclass
+class _Example:
+    """What never changes about a source's fixed example, worked out once per source."""
+
+    x: torch.Tensor  # [1, T]
+    y: torch.Tensor  # [T]
+    pieces: list[str]  # every token of the vocabulary as shown: 8 candidates a position
+    meta: dict[str, Any]  # tokens, targets, which positions are graded
 
 
-def shown_pieces(source: Any) -> list[str]:
-    """Every token as shown, computed once per source (a frame names 8 candidates a token)."""
-    pieces = _SHOWN.get(source)
-    if pieces is None:
-        pieces = _SHOWN[source] = [shown(source.piece(i)) for i in range(source.vocab_size)]
-    return pieces
+_EXAMPLES: WeakKeyDictionary[Any, _Example] = WeakKeyDictionary()
+
+
+def _example(source: Any) -> _Example:
+    ex = _EXAMPLES.get(source)
+    if ex is None:
+        ex = _EXAMPLES[source] = _Example(
+            x=torch.tensor([source.example_x]),
+            y=torch.tensor(source.example_y),
+            pieces=[shown(source.piece(i)) for i in range(source.vocab_size)],
+            meta={
+                "tokens": [shown(source.piece(i)) for i in source.example_x],
+                "targets": [shown(source.piece(i)) for i in source.example_y],
+                "graded": list(source.example_mask),
+            },
+        )
+    return ex
 
 
 @torch.no_grad()
@@ -53,7 +72,7 @@ def example_picture(model: GPT, source: Any) -> tuple[list[TensorOut], dict[str,
     Norms and odds travel as f16: drawn as bars and printed to 3 digits, they need no more,
     and on the default task's 13 tokens they weighed as much as every attention map."""
     cfg = model.cfg
-    x = torch.tensor([source.example_x])  # [1, T]
+    ex = _example(source)
     # Train and eval differ only by dropout; switching modes walks every module (~0.5 ms,
     # a third of a frame's cost), so it is done only when there is dropout to switch off.
     switch = model.training and cfg.dropout > 0
@@ -61,7 +80,7 @@ def example_picture(model: GPT, source: Any) -> tuple[list[TensorOut], dict[str,
         model.eval()
     try:
         with capture(model, HOOKS) as store:
-            logits = model(x)[0]  # [T, V]
+            logits = model(ex.x)[0]  # [T, V]
     finally:
         if switch:
             model.train()
@@ -69,15 +88,15 @@ def example_picture(model: GPT, source: Any) -> tuple[list[TensorOut], dict[str,
         TensorOut(f"blocks.{i}.attn.hook_pattern", store[f"blocks.{i}.attn.hook_pattern"][0], "u8")
         for i in range(cfg.n_layers)
     ]  # each [H, T, T]
-    resid = [store["blocks.0.hook_resid_pre"][0]]
-    resid += [store[f"blocks.{i}.hook_resid_post"][0] for i in range(cfg.n_layers)]
-    resid_norm = torch.stack([r.norm(dim=-1) for r in resid])  # [L + 1, T]
-    tok = store["hook_embed"][0].norm(dim=-1)  # [T]
-    pos = store["hook_pos_embed"][0].norm(dim=-1) if "hook_pos_embed" in store else tok * 0
+    resid = [store["blocks.0.hook_resid_pre"]]
+    resid += [store[f"blocks.{i}.hook_resid_post"] for i in range(cfg.n_layers)]
+    resid_norm = torch.cat(resid).norm(dim=-1)  # [L + 1, T]
+    tok = store["hook_embed"][0]
+    pos = store.get("hook_pos_embed", torch.zeros(1, *tok.shape))[0]
+    embed_norm = torch.stack([tok, pos]).norm(dim=-1)  # [2, T]
     probs = logits.softmax(-1)  # [T, V]
     top_p, top_i = probs.topk(min(N_TOP, probs.shape[-1]), dim=-1)  # [T, K]
-    y = torch.tensor(source.example_y)
-    target_p = probs.gather(-1, y[:, None])[:, 0]  # [T]
+    target_p = probs.gather(-1, ex.y[:, None])[:, 0]  # [T]
     tensors += [
         TensorOut(
             "resid_norm",
@@ -85,17 +104,11 @@ def example_picture(model: GPT, source: Any) -> tuple[list[TensorOut], dict[str,
             "f16",
             ["embed", *(f"blocks.{i}" for i in range(cfg.n_layers))],
         ),
-        TensorOut("embed_norm", torch.stack([tok, pos]), "f16", ["token", "position"]),
+        TensorOut("embed_norm", embed_norm, "f16", ["token", "position"]),
         TensorOut("next_probs", top_p, "f16"),
         TensorOut("target_prob", target_p, "f16"),
     ]
-    pieces = shown_pieces(source)
-    meta = {
-        "tokens": [shown(source.piece(i)) for i in source.example_x],
-        "targets": [shown(source.piece(i)) for i in source.example_y],
-        "graded": list(source.example_mask),
-        "next_top": [[pieces[i] for i in row] for row in top_i.tolist()],
-    }
+    meta = {**ex.meta, "next_top": [[ex.pieces[i] for i in row] for row in top_i.tolist()]}
     return tensors, meta
 
 

@@ -33,8 +33,8 @@ from models.gpt import GPT, GPTConfig, grad_stages, stage_grad_norms
 
 TASKS = ("reverse", "copy", "sort", "induction", "modadd")
 TEXTS = {"text-en": "en", "text-zh": "zh"}
-# Steps between held-out evaluations. A task's 512-sequence evaluation costs about four
-# training steps, so every 10 steps it took a third of the lab's time; every 100 it is ~3%.
+# Steps between held-out evaluations. A task's evaluation (_gpt_source.TASK_EVAL) once took
+# four training steps every 10 steps, a third of the lab's time; now ~1%.
 # Between them the training batch's exact accuracy (each batch freshly generated, scored
 # before the update: data the model has not seen) shows the trend every step, and when it
 # passes SOLVED the held-out set is asked at once, so "solved at" stays exact.
