@@ -26,6 +26,7 @@ from backend.admission import SessionError, pick_device, validate_params
 from backend.bus import FrameBus
 from backend.config import Settings
 from backend.labs.base import Lab, LabError, LabParams
+from backend.pacing import Pacer
 from backend.timeline import Timeline
 from backend.worker import init_worker, step_gate, trim_memory
 
@@ -33,6 +34,7 @@ log = logging.getLogger("shaomai.sessions")
 
 STATES = ("paused", "playing", "done", "diverged", "error")
 IDLE_TRIM_S = 2.0  # an idle session's worker memory is trimmed after this long
+PLAY_CHUNK_S = 1.0  # a playing session's worker job at most this long (see _play_loop)
 
 
 class Session:
@@ -63,11 +65,9 @@ class Session:
         self._speed = settings.max_steps_per_s
         self._wstep = 0  # the worker's step counter
         self._framed_step = -1  # the last step whose picture was sent
-        self._next_frame_t = 0.0  # when the next tensor frame is due while playing
-        self._last_frame_t = 0.0  # when the last one was ready
-        self._step_s = 0.0  # a typical step's time (outliers such as evaluations clipped)
-        self._due = 0.0  # when the next step may start, at the requested speed
+        self._pacer = Pacer(settings.frame_fps)  # steps at the speed asked, frames at fps
         self._works = 0  # worker jobs started (see _went_idle)
+        self._submitted = self._started = 0  # commands for the worker: queued = the difference
         self.view_state: dict[str, Any] = {}
         self.read_only = False  # a replayed saved run: watch and seek, fork to train
         self.share_code: str | None = None
@@ -83,6 +83,16 @@ class Session:
     async def _work(self, fn, *args):
         self._works += 1  # activity: a pending idle trim is off
         return await self._loop.run_in_executor(self._executor, fn, *args)
+
+    async def _command(self, fn, *args):
+        """Worker code for a command: a playing chunk ends at its next step to let it in."""
+        self._submitted += 1  # written by the loop only; _started by the worker only
+
+        def started(*a):
+            self._started += 1
+            return fn(*a)
+
+        return await self._work(started, *args)
 
     def status(self) -> dict[str, Any]:
         out = {
@@ -144,48 +154,38 @@ class Session:
         scalars = frame.scalars if record_scalars else None
         self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, scalars, data)
 
-    def _frame_due(self, now: float, period: float) -> bool:
-        """Should the step starting now send its tensors? Frames follow a schedule, not "a
-        period since the last one" (with 15 ms steps that gives a frame per 45 ms: 22 of 30
-        fps); and a frame never comes within half a period of the one before (after a long
-        step, such as a lab's evaluation, the next short step would bunch up behind it)."""
-        return now >= self._next_frame_t and now + self._step_s - self._last_frame_t >= period / 2
-
-    def _run(self, n: int, epoch: int, every_frame: bool, budget_s: float) -> str | None:
-        """Run up to n steps (or budget_s seconds); returns a final state or None."""
+    def _run(
+        self, n: int, epoch: int, every_frame: bool, budget_s: float, yields: bool = False
+    ) -> str | None:
+        """Run up to n steps (or budget_s seconds, or, if `yields`, until a command waits for
+        the worker); returns a final state or None."""
         t0 = time.monotonic()
         period = 1.0 / self._speed
-        frame_period = 1.0 / self.settings.frame_fps
         for i in range(n):
-            if self._stop.is_set():
+            if self._stop.is_set() or (yields and self._submitted != self._started):
                 return None
             # Asked every step: a lab may finish early (a tokenizer out of merges).
             own = self.lab.max_steps()  # None: no limit of its own; 0: nothing to run
             limit = self.settings.max_steps if own is None else min(own, self.settings.max_steps)
             if self._wstep >= limit:
                 return "done"
-            # Pace to the requested speed, across chunks (a chunk that ends must not make
-            # the next step early); wait() returns early on pause.
-            wait = self._due - time.monotonic()
+            wait = self._pacer.wait_s(time.monotonic())  # wait() returns early on pause
             if wait > 0 and self._stop.wait(wait):
                 return None
             with step_gate(self.settings):
                 if self._stop.is_set():  # paused while waiting for a slot
                     return None
                 now = time.monotonic()
-                self._due = max(self._due, now) + period  # steps start a period apart at least
+                frame_due = self._pacer.start(now, period)
                 last = i == n - 1 or self._wstep + 1 >= limit  # the final picture is always sent
-                capture = every_frame or last or self._frame_due(now, frame_period)
+                capture = every_frame or last or frame_due
                 frame = self.lab.step(capture)
-                done = time.monotonic()
-            self._step_s += 0.25 * (min(done - now, 2 * self._step_s or 1.0) - self._step_s)
+                self._pacer.done(now, time.monotonic(), capture)
             self._wstep += 1
             frame.step = self._wstep
             data = None
             if capture:
                 self._framed_step = self._wstep
-                self._last_frame_t = done
-                self._next_frame_t = max(self._next_frame_t + frame_period, now + frame_period / 2)
                 data = wire.encode(frame, self._extra(epoch))
             self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
             loss = frame.scalars.get("loss")
@@ -222,12 +222,12 @@ class Session:
         for st, data in frames or ():
             self.timeline.add_frame(st, data)
         self.step = step
-        await self._guard(self._work(self._build, state, step))
+        await self._guard(self._command(self._build, state, step))
         self._went_idle()
 
     async def copy_state(self) -> dict:
         """A deep copy of the lab's state, taken on the worker between two steps."""
-        return await self._guard(self._work(self._copy_state))
+        return await self._guard(self._command(self._copy_state))
 
     def set_view(self, state: dict[str, Any]) -> None:
         """The driver's view (selected head, hovered token, scrub step, presenter): viewers follow."""
@@ -266,7 +266,10 @@ class Session:
         epoch = self.epoch
         try:
             while self.state == "playing" and epoch == self.epoch and not self._stop.is_set():
-                final = await self._guard(self._work(self._run, 1_000_000, epoch, False, 0.1))
+                # Long chunks: each hand-over between loop and worker cost a busy machine
+                # ~2% of the steps at 10 a second; a command still gets in after one step.
+                run = (self._run, 1_000_000, epoch, False, PLAY_CHUNK_S, True)
+                final = await self._guard(self._work(*run))
                 if final and epoch == self.epoch:
                     self._finish(final)
                     return
@@ -291,7 +294,7 @@ class Session:
             self._player = None
         if self.state == "playing":
             # The stop may land between two chunks: the picture of the last step, if unsent.
-            await self._guard(self._work(self._flush_frame, self.epoch))
+            await self._guard(self._command(self._flush_frame, self.epoch))
             self._set_state("paused")
 
     async def step_n(self, count: int) -> None:
@@ -302,7 +305,7 @@ class Session:
             return
         count = min(count, self.settings.max_step_count)
         self._stop.clear()
-        final = await self._guard(self._work(self._run, count, self.epoch, count <= 50, 3600.0))
+        final = await self._guard(self._command(self._run, count, self.epoch, count <= 50, 3600.0))
         if final:
             self._finish(final)
         else:
@@ -325,7 +328,7 @@ class Session:
         self.bus.rewind()
         # Tell clients about the new run before its first scalars reach them.
         self._set_state("paused")
-        await self._guard(self._work(self._build))
+        await self._guard(self._command(self._build))
 
     async def set_params(self, raw: dict[str, Any]) -> bool:
         """Validate and apply; returns True when the session had to reset."""
@@ -335,9 +338,9 @@ class Session:
         live = changed <= self.lab_cls.live_fields() and self.state not in ("diverged", "error")
         self.params = params
         if live:
-            await self._guard(self._work(self.lab.update_live, params))
+            await self._guard(self._command(self.lab.update_live, params))
             # The new picture; the scalars already recorded for this step stay as they were.
-            await self._guard(self._work(self._snapshot, self.epoch, self.step == 0))
+            await self._guard(self._command(self._snapshot, self.epoch, self.step == 0))
         else:
             was_playing = self.state == "playing"
             await self.pause()
@@ -371,7 +374,7 @@ class Session:
                     self._loop.call_soon_threadsafe(self.bus.publish_frame, buf)
             return loss
 
-        loss = await self._guard(self._work(run))
+        loss = await self._guard(self._command(run))
         if loss is not None and epoch == self.epoch:  # the run moved: say so (step, scrubber)
             if self.lab.trains and not math.isfinite(loss):
                 self._finish("diverged")
