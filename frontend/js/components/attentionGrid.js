@@ -82,6 +82,10 @@ export function attentionGrid(el, { store, maxCell = 170, minCell = 34 }) {
   el.append(canvas, tip, zoom);
 
   let last = null; // the latest draw() input
+  // The box's width and text colour, read when they may change (resize, relabel), not on
+  // every frame: reading them after the page changed forces a layout mid-frame.
+  let box = null;
+  const measure = () => { box = { width: el.clientWidth, color: getComputedStyle(el).color }; };
   let layout = null; // {cell, L, H, T}
   let zoomed = null; // {layer, head}
   let zLayout = null; // {x0, y0, size, T}
@@ -92,13 +96,14 @@ export function attentionGrid(el, { store, maxCell = 170, minCell = 34 }) {
   function drawGrid() {
     if (!last) return;
     const L = last.patterns.length, [H, T] = last.patterns[0].shape;
-    const width = Math.max(200, el.clientWidth || 600);
+    if (!box) measure();
+    const width = Math.max(200, box.width || 600);
     const cell = Math.max(minCell, Math.min(maxCell, Math.floor((width - LABEL_W - GAP * H) / H)));
     layout = { cell, L, H, T };
     const cssW = LABEL_W + H * (cell + GAP), cssH = LABEL_H + L * (cell + GAP);
     const ctx = fitCanvas(canvas, cssW, cssH);
     ctx.clearRect(0, 0, cssW, cssH);
-    ctx.fillStyle = getComputedStyle(el).color;
+    ctx.fillStyle = box.color;
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
     ctx.textAlign = 'center';
@@ -118,7 +123,8 @@ export function attentionGrid(el, { store, maxCell = 170, minCell = 34 }) {
         if (k !== null && k !== undefined && k < T) markToken(ctx, x, y, cell / T, k, T);
       }
     }
-    canvas.setAttribute('aria-label', t('gpt.grid_aria', { layers: L, heads: H, tokens: T }));
+    const aria = t('gpt.grid_aria', { layers: L, heads: H, tokens: T });
+    if (canvas.getAttribute('aria-label') !== aria) canvas.setAttribute('aria-label', aria);
   }
 
   // Outline the hovered token's row (as a query) and column (as a key).
@@ -230,9 +236,10 @@ export function attentionGrid(el, { store, maxCell = 170, minCell = 34 }) {
   zoom.addEventListener('click', (ev) => { if (ev.target === zoom) closeZoom(); });
   document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && zoomed) closeZoom(); });
   store.on('hoverToken', () => { drawGrid(); drawZoom(); });
-  new ResizeObserver(() => drawGrid()).observe(el);
+  new ResizeObserver(() => { measure(); drawGrid(); }).observe(el);
 
   const relabel = () => {
+    box = null;
     zClose.textContent = '×';
     zClose.setAttribute('aria-label', t('close'));
     drawGrid();

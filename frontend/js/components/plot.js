@@ -43,29 +43,54 @@ export function throttleFrame(fn) {
   };
 }
 
+// The costly redraws (throttleCost) share one budget: COSTLY_SHARE of the main thread over
+// any stretch of time, with a burst of COSTLY_BURST ms of work allowed after a quiet spell
+// (a click's one redraw runs at once; a stream of them settles at the share).
+const COSTLY_SHARE = 0.1;
+const COSTLY_BURST = 100;
+const costly = { queue: new Map(), scheduled: false, credit: COSTLY_BURST, at: 0 }; // queue: fn -> latest args
+
+function refill(now) {
+  costly.credit = Math.min(COSTLY_BURST, costly.credit + (now - costly.at) * COSTLY_SHARE);
+  costly.at = now;
+}
+
+function runCostly() {
+  costly.scheduled = false;
+  if (!costly.queue.size) return;
+  refill(performance.now());
+  if (costly.credit < 0) { scheduleCostly(-costly.credit / COSTLY_SHARE); return; }
+  const [[fn, args]] = costly.queue; // the longest waiting
+  costly.queue.delete(fn);
+  const t0 = performance.now();
+  try {
+    fn(...args);
+  } finally {
+    const end = performance.now();
+    refill(end);
+    costly.credit -= end - t0;
+    if (costly.queue.size) scheduleCostly(Math.max(0, -costly.credit / COSTLY_SHARE));
+  }
+}
+
+function scheduleCostly(wait = 0) {
+  if (costly.scheduled) return;
+  costly.scheduled = true;
+  if (wait > 1) setTimeout(() => requestAnimationFrame(runCostly), wait);
+  else requestAnimationFrame(runCostly);
+}
+
 /**
- * Like throttleFrame, but a costly fn also waits: after a run that took c ms the next one
- * waits c·(1/share − 1) ms more, so fn takes at most `share` of the page's main thread.
- * (A long curve's extendTraces costs tens of ms; frames must still be drawn between.)
+ * Like throttleFrame, for a costly fn (a long curve's extendTraces costs tens of ms): every
+ * such fn on the page waits its turn, one per animation frame, the longest waiting first,
+ * within the shared budget above. They never stack into one long task, and frames
+ * (attention maps, heatmaps) are drawn between.
  */
-export function throttleCost(fn, share = 0.25) {
-  let pending = null;
-  let end = 0;
-  let cost = 0;
-  const run = () => {
-    const wait = end + cost * (1 / share - 1) - performance.now();
-    if (wait > 1) { setTimeout(() => requestAnimationFrame(run), wait); return; }
-    const a = pending;
-    pending = null;
-    const t0 = performance.now();
-    fn(...a);
-    end = performance.now();
-    cost = end - t0;
-  };
+export function throttleCost(fn) {
+  const run = (...args) => fn(...args); // its own key, even if fn is shared
   return (...args) => {
-    const first = pending === null;
-    pending = args;
-    if (first) requestAnimationFrame(run);
+    costly.queue.set(run, args); // a waiting fn keeps its place, with the latest args
+    scheduleCostly();
   };
 }
 

@@ -1,6 +1,7 @@
 // Horizontal probability bars for a handful of candidates (top-k next tokens). Plain DOM:
 // token strings can be spaces, line breaks or repeats, which a plotly category axis would
 // merge or hide; a row each keeps them apart and readable.
+import { setText } from '../core/dom.js';
 
 /**
  * max: rows shown. format(v): the value's text (default a percentage). scale: 'unit' draws
@@ -32,12 +33,12 @@ export function probBars(el, { max = 12, format = null, scale = 'unit' } = {}) {
         const it = shown[i];
         li.hidden = !it;
         if (!it) return;
-        li.children[0].textContent = it.label;
+        setText(li.children[0], it.label);
         const pct = (v) => `${(Math.max(0, Math.min(1, v / top)) * 100).toFixed(1)}%`;
         li.children[1].firstChild.hidden = it.ghost === undefined;
         if (it.ghost !== undefined) li.children[1].firstChild.style.width = pct(it.ghost);
         li.children[1].lastChild.style.width = pct(it.value);
-        li.children[2].textContent = `${text(it.value)}${it.note ? ` ${it.note}` : ''}`;
+        setText(li.children[2], `${text(it.value)}${it.note ? ` ${it.note}` : ''}`);
         li.classList.toggle('hot', !!it.hot);
         li.dataset.kind = it.kind || '';
         li.title = `${it.label}: ${text(it.value)}${it.ghost === undefined ? '' : ` (${text(it.ghost)})`}`;

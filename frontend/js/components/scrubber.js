@@ -33,6 +33,7 @@ export function scrubber(el, { onSeek, onLive }) {
     get scrubbing() { return scrubbing; },
     get value() { return Number(range.value); },
     setLatest(step) {
+      if (step === latest && range.max === String(step)) return; // frames, rows and status all report it
       latest = step;
       range.max = String(step);
       if (!scrubbing) range.value = String(step);

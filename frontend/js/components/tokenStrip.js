@@ -2,6 +2,8 @@
 // the same position); the hovered chip is highlighted whoever set it. Each chip can carry a
 // small bar (e.g. the probability the model gives the true next token) and a muted style
 // (e.g. ungraded prompt positions).
+import { setText } from '../core/dom.js';
+
 export function tokenStrip(el, { store, key = 'hoverToken' }) {
   el.classList.add('token-strip');
   let chips = [];
@@ -34,9 +36,10 @@ export function tokenStrip(el, { store, key = 'hoverToken' }) {
       }
       tokens.forEach((tok, i) => {
         const c = chips[i];
-        c.firstChild.textContent = tok;
+        setText(c.firstChild, tok);
         c.classList.toggle('muted', !!(muted && muted[i]));
-        c.className = c.className.replace(/ x-\S+/g, '') + (extra && extra[i] ? ` x-${extra[i]}` : '');
+        const cls = c.className.replace(/ x-\S+/g, '') + (extra && extra[i] ? ` x-${extra[i]}` : '');
+        if (c.className !== cls) c.className = cls;
         const bar = c.lastChild;
         bar.hidden = !values;
         if (values) bar.firstChild.style.width = `${Math.round(Math.max(0, Math.min(1, values[i])) * 100)}%`;

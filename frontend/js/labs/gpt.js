@@ -4,6 +4,7 @@
 // the KV cache. Everything drawn comes from the server's frames; the page computes no model
 // maths. The hovered token (store key `hoverToken`) is highlighted in every view.
 import './gpt/strings.js';
+import { setText } from '../core/dom.js';
 import { pick, t } from '../core/i18n.js';
 import { attentionGrid } from '../components/attentionGrid.js';
 import { tokenStrip } from '../components/tokenStrip.js';
@@ -161,7 +162,7 @@ export default function mount(root, ctx) {
     const probs = last.tensors.next_probs;
     const K = probs.shape[1];
     const target = m.targets[i];
-    nextTitle.textContent = t('gpt.next_probs', { tok: `“${m.tokens[i]}”`, i });
+    setText(nextTitle, t('gpt.next_probs', { tok: `“${m.tokens[i]}”`, i }));
     next.show(m.next_top[i].map((label, j) => ({
       label, value: probs.data[i * K + j], hot: label === target, note: label === target ? t('gpt.correct') : '',
     })));
@@ -186,7 +187,7 @@ export default function mount(root, ctx) {
       for (let j = 0; j < T; j++) s += tensor.data[row * T + j];
       return s / T;
     };
-    residTitle.textContent = at !== null ? t('gpt.resid_token', { tok: `“${last.meta.tokens[at]}”`, i: at }) : t('gpt.resid_mean');
+    setText(residTitle, at !== null ? t('gpt.resid_token', { tok: `“${last.meta.tokens[at]}”`, i: at }) : t('gpt.resid_mean'));
     resid.show([
       { label: t('gpt.tok_emb'), value: val(e, 0), kind: 'tok' },
       { label: t('gpt.pos_emb'), value: val(e, 1), kind: 'pos' },
@@ -230,12 +231,12 @@ export default function mount(root, ctx) {
     const m = last && last.meta;
     pSample.el.hidden = !(m && m.sample);
     if (!m || !m.sample) return;
-    sampleTitle.textContent = t('gpt.sample', { step: m.sample.step });
-    sampleText.textContent = m.sample.text;
+    setText(sampleTitle, t('gpt.sample', { step: m.sample.step }));
+    setText(sampleText, m.sample.text);
     prevTitle.hidden = prevText.hidden = !prevSample;
     if (prevSample) {
-      prevTitle.textContent = t('gpt.sample_prev', { diff: prevSample.diff || t('gpt.prev_run'), step: prevSample.step });
-      prevText.textContent = prevSample.text;
+      setText(prevTitle, t('gpt.sample_prev', { diff: prevSample.diff || t('gpt.prev_run'), step: prevSample.step }));
+      setText(prevText, prevSample.text);
     }
   }
 
@@ -244,7 +245,7 @@ export default function mount(root, ctx) {
     const patterns = [];
     for (let l = 0; l < m.n_layers; l++) patterns.push(last.tensors[`blocks.${l}.attn.hook_pattern`]);
     attn.draw({ patterns, tokens: m.tokens, causal: m.causal });
-    exampleLabel.textContent = t('gpt.example');
+    setText(exampleLabel, t('gpt.example'));
     const target = last.tensors.target_prob.data;
     strip.show(m.tokens, {
       values: m.graded.map((g, i) => (g ? target[i] : 0)),
@@ -252,9 +253,9 @@ export default function mount(root, ctx) {
       titles: m.tokens.map((tok, i) => `${t('gpt.position')} ${i}: “${tok}” — ${t('gpt.next_is', { tok: `“${m.targets[i]}”` })}: ${(100 * target[i]).toFixed(1)}%`),
     });
     const task = m.kind === 'task' ? m.data : 'text';
-    explain.textContent = t(`gpt.explain_${task}`);
+    setText(explain, t(`gpt.explain_${task}`));
     solvedBadge.hidden = !m.solved_at;
-    if (m.solved_at) solvedBadge.textContent = `✓ ${t('gpt.solved')} ${t('gpt.solved_at', { step: m.solved_at, pct: Math.round(100 * m.solved_threshold) })}`;
+    if (m.solved_at) setText(solvedBadge, `✓ ${t('gpt.solved')} ${t('gpt.solved_at', { step: m.solved_at, pct: Math.round(100 * m.solved_threshold) })}`);
   }
 
   function drawLegend() {
@@ -285,7 +286,7 @@ export default function mount(root, ctx) {
       if (!f.tensors['blocks.0.attn.hook_pattern']) return;
       last = f;
       charts.setKind(f.meta.kind);
-      pMetric.el.querySelector('h3').textContent = t(f.meta.kind === 'text' ? 'gpt.ppl_chart' : 'gpt.acc_chart');
+      setText(pMetric.el.querySelector('h3'), t(f.meta.kind === 'text' ? 'gpt.ppl_chart' : 'gpt.acc_chart'));
       drawAttention();
       drawNext();
       drawInfo();
