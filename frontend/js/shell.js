@@ -1,6 +1,7 @@
 // The lab page: one shell every lab reuses. It connects the client, the controls, the
 // scrubber, the param form and the lab's view module (js/labs/<lab>.js).
 import { LabClient } from './core/client.js';
+import { ensureCss } from './core/css.js';
 import { applyDom, currentLang, initI18n, lang, pick, setLang, t } from './core/i18n.js';
 import { loadPlotly, Plotly } from './core/plotly.js';
 import { createStore } from './core/store.js';
@@ -91,6 +92,7 @@ async function main() {
     toast,
   };
   const mod = await viewModule;
+  if (mod.stylesheet) ensureCss(mod.stylesheet); // the view's own sheet
   // plotly.js (1.5 MB) takes longer to compile than everything else: a view that draws
   // without it (`lazyPlotly`: its charts wait for it) shows its first frame before plotly
   // loads; the others need it to be built.

@@ -2,6 +2,7 @@
 // contour lines at chosen levels of that same grid, the data points by class, an optional
 // highlight ring (support vectors, mistakes), and click-to-add-a-point of a chosen class.
 // It draws what arrives; the lab decides what the grid, the points and the highlight are.
+import { ensureCss } from '../core/css.js';
 import { addStrings, t } from '../core/i18n.js';
 import { rows2d } from '../core/frame.js';
 import { linspace } from './heatmap.js';
@@ -24,16 +25,6 @@ addStrings({
 
 const CSS = '/css/labs/boundary-plot.css';
 
-function ensureCss() {
-  if (document.querySelector(`link[href="${CSS}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = CSS;
-  // A chart drawn before the sheet applied has the old size: resize it once it has.
-  link.onload = () => { for (const el of document.querySelectorAll('.boundary-chart.js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
-
 /**
  * el: the chart div. Options:
  *   zmin, zmax, colorscale, colorbarTitle: the heatmap's fixed colour range.
@@ -44,7 +35,7 @@ function ensureCss() {
  *   onAdd(x, y, cls) / onRemove(x, y) / onClear(): clicking is on when onAdd is given.
  */
 export function boundaryPlot(el, opts) {
-  ensureCss();
+  ensureCss(CSS);
   const { zmin = 0, zmax = 1, colorscale, colorbarTitle = '', levels = [], classes, highlightKey = null, xTitle = 'x1', yTitle = 'x2', onAdd = null, onRemove = null, onClear = null } = opts;
   el.classList.add('boundary-chart');
   let cls = classes.length - 1;

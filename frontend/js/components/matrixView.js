@@ -2,17 +2,10 @@
 // blue–white–orange, scaled to the largest |value| shown), with its name and shape above.
 // Cells can be editable (click or Enter: type a number) or clickable (e.g. toggle a mask).
 // It draws what it is given; it computes nothing about the model.
+import { ensureCss } from '../core/css.js';
 import { fmt } from './plot.js';
 
 const CSS = '/css/labs/matrix-view.css';
-
-function ensureCss() {
-  if (document.querySelector(`link[href="${CSS}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = CSS;
-  document.head.append(link);
-}
 
 const NEG = [47, 111, 223]; // --accent blue
 const POS = [232, 112, 42]; // orange
@@ -50,7 +43,7 @@ function cellText(v, digits) {
  * editable}), setName(text)}.
  */
 export function matrixView(parent, { name = '', editable = false, onEdit = null, onCell = null, digits = 3, min = -10, max = 10 } = {}) {
-  ensureCss();
+  ensureCss(CSS);
   const fig = document.createElement('figure');
   fig.className = 'matrix-view';
   const cap = document.createElement('figcaption');

@@ -3,6 +3,7 @@
 // every weight an SVG curve whose width and colour follow its value (blue +, orange −).
 // Click a weight (or a node's bias) to type a new value; click an input to switch it on or
 // off; the +/− buttons change the hidden layers. It draws only what it is given.
+import { ensureCss } from '../core/css.js';
 import { addStrings, t } from '../core/i18n.js';
 import { DIVERGING, neuronMaps } from './neuronMaps.js';
 import { fmt } from './plot.js';
@@ -29,14 +30,6 @@ const PITCH = 50; // vertical distance between nodes
 const TOP = 58; // room for the column headers
 const LEFT = 78; // room for the input labels
 
-function ensureCss() {
-  if (document.querySelector(`link[href="${CSS}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = CSS;
-  document.head.append(link);
-}
-
 function svg(tag, attrs = {}) {
   const n = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
@@ -56,7 +49,7 @@ const width = (w) => 0.6 + 5 * Math.min(1, Math.abs(w) / 4);
  * Options: maxLayers, maxWidth, limit (|value| a learner may type).
  */
 export function networkDiagram(el, { onEditWeight, onEditBias, onToggleInput, onHidden, maxLayers = 6, maxWidth = 8, limit = 10 } = {}) {
-  ensureCss();
+  ensureCss(CSS);
   el.classList.add('net-diagram');
   const bar = document.createElement('div');
   bar.className = 'nd-bar';

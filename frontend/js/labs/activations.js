@@ -1,13 +1,12 @@
 // View of `activations`: f(x) and autograd's f'(x) for the chosen functions, the extremes
 // marked on the curves, and a table of max f', min f, f(0), f'(0) and the probe's values.
-import { ensureCss } from '../core/css.js';
 import { addStrings } from '../core/i18n.js';
 import { linspace } from '../components/heatmap.js';
 import { panel } from '../components/panel.js';
 import { baseLayout, CONFIG, fmt, Plotly, throttleFrame } from '../components/plot.js';
 
 const ID = 'activations';
-const CSS = '/css/labs/activations.css';
+export const stylesheet = '/css/labs/activations.css'; // the shell loads it
 const COLOURS = { relu: '#e8702a', sigmoid: '#2f6fdf', tanh: '#1a9e77', gelu: '#9b59b6', silu: '#c0392b' };
 const NAMES = { relu: 'ReLU', sigmoid: 'Sigmoid', tanh: 'Tanh', gelu: 'GELU', silu: 'SiLU' };
 
@@ -57,7 +56,6 @@ const exact = (v) => (Number.isFinite(v) ? String(Number(v.toPrecision(6))) : '�
 const where = (a, b) => (b - a > 1e-3 ? `${exact(a)} ≤ x ≤ ${exact(b)}` : `x = ${fmt(a, 4)}`);
 
 export default function mount(root, { t }) {
-  ensureCss(CSS, root);
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid act';

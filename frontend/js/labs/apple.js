@@ -117,19 +117,9 @@ const ACTIONS = [
 const LOG_ROWS = 10;
 const PATH_POINTS = 300;
 
-function ensureCss() {
-  if (document.querySelector('link[data-lab-css=apple]')) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = '/css/labs/apple.css';
-  link.dataset.labCss = 'apple';
-  // The grid changes when the sheet arrives: let plotly measure again.
-  link.onload = () => { for (const el of document.querySelectorAll('.apple-view .js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
+export const stylesheet = '/css/labs/apple.css'; // the shell loads it
 
 export default function mount(root, { t, store, setParams, infer }) {
-  ensureCss();
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid apple-view';

@@ -12,21 +12,12 @@ import { baseLayout, COLORS, CONFIG, fmt, Plotly } from '../components/plot.js';
 
 addStrings(STRINGS);
 
-function addCss() {
-  if (document.querySelector('link[data-lab-css=attention]')) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = '/css/labs/attention.css';
-  link.dataset.labCss = 'attention';
-  link.onload = () => { for (const el of document.querySelectorAll('.attn-view .js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
+export const stylesheet = '/css/labs/attention.css'; // the shell loads it
 
 const STAGES = ['x', 'qkv', 'scores', 'scaled', 'masked', 'weights', 'out'];
 const MATS = ['x', 'w_q', 'w_k', 'w_v'];
 
 export default function mount(root, { t, store, setParams }) {
-  addCss();
   root.innerHTML = '';
   const view = document.createElement('div');
   view.className = 'attn-view';

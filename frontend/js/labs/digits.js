@@ -18,16 +18,7 @@ import { STRINGS } from './digits/strings.js';
 const ACT_ROW = 32; // an activation vector is drawn in rows of this many units
 const GHOSTS = 3; // earlier runs kept on the accuracy chart
 
-/** Add the view's stylesheet once; onLoad runs when it applies (plotly measures sizes then). */
-function ensureCss(onLoad) {
-  if (document.querySelector('link[data-lab-css="digits"]')) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = '/css/labs/digits.css';
-  link.dataset.labCss = 'digits';
-  link.addEventListener('load', onLoad);
-  document.head.append(link);
-}
+export const stylesheet = '/css/labs/digits.css'; // the shell loads it
 
 const el = (tag, cls, parent) => {
   const e = document.createElement(tag);
@@ -321,10 +312,6 @@ export default function mount(root, ctx) {
   }
   relabelStatic();
   clearDrawing();
-  ensureCss(() => {
-    for (const p of [pLoss, pAcc, pConf, pGrad]) Plotly.Plots.resize(p.chart);
-    for (const c of [drawnBarsEl, sampleBarsEl]) Plotly.Plots.resize(c);
-  });
 
   return {
     frame(f) {

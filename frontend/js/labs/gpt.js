@@ -15,7 +15,6 @@ import { fmt } from '../components/plot.js';
 import { trainingCharts } from './gpt/charts.js';
 import { generatePanel } from './gpt/generate.js';
 
-const CSS = '/css/labs/gpt.css';
 const TASK_KINDS = ['reverse', 'copy', 'sort', 'induction', 'modadd'];
 const TEXT_PROMPTS = { 'text-en': 'The little shaomai', 'text-zh': '小烧麦' };
 const SECONDARY_MS = 150; // the norm bars redraw at most this often while frames stream
@@ -23,13 +22,7 @@ const SECONDARY_MS = 150; // the norm bars redraw at most this often while frame
 // curves take their new rows a few times a second, not at every animation frame.
 const CURVES_MS = 300;
 
-function addCss() {
-  if (document.querySelector(`link[href="${CSS}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = CSS;
-  document.head.append(link);
-}
+export const stylesheet = '/css/labs/gpt.css'; // the shell loads it
 
 // Attention maps, tokens and bars are canvas and DOM: the first frame is drawn before
 // plotly loads; the curves (lineChart) and the generation's work chart follow when it does.
@@ -39,7 +32,6 @@ const div = (cls) => { const e = document.createElement('div'); if (cls) e.class
 
 export default function mount(root, ctx) {
   const { store, info } = ctx;
-  addCss();
   root.innerHTML = '';
   const view = div('gpt-view');
   root.append(view);

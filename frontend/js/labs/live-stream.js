@@ -58,19 +58,10 @@ addStrings({
   },
 });
 
-function ensureCss() {
-  if (document.querySelector('link[data-lab-css=live-stream]')) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = '/css/labs/live-stream.css';
-  link.dataset.labCss = 'live-stream';
-  link.onload = () => { for (const el of document.querySelectorAll('.live-stream-extra .js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
+export const stylesheet = '/css/labs/live-stream.css'; // the shell loads it
 
 export default function mount(root, ctx) {
   const { t, store } = ctx;
-  ensureCss();
   root.innerHTML = '';
   const baseRoot = document.createElement('div');
   const extra = document.createElement('div');

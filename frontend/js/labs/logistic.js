@@ -78,20 +78,11 @@ addStrings({
   },
 });
 
-// The view's stylesheet; charts drawn before it applied are resized once it has.
-function ensureCss(href, root) {
-  if (document.querySelector(`link[href="${href}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = href;
-  link.onload = () => { for (const el of root.querySelectorAll('.js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
+export const stylesheet = '/css/labs/logistic.css'; // the shell loads it
 
 const pct = (v) => `${(100 * v).toFixed(1)}%`;
 
 export default function mount(root, { t, store, params, setParams }) {
-  ensureCss('/css/labs/logistic.css', root);
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid logistic-view';

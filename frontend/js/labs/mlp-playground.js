@@ -2,7 +2,6 @@
 // output over the plane, every weight a curve you can click and edit), the decision region
 // with the points (click to add your own), train/test cross-entropy, per-layer gradient
 // norms and the readouts. Everything drawn arrives in the server's frames.
-import { ensureCss } from '../core/css.js';
 import { addStrings } from '../core/i18n.js';
 import { boundaryCanvas, CLASS_COLORS } from '../components/boundaryCanvas.js';
 import { lineChart } from '../components/lineChart.js';
@@ -14,7 +13,7 @@ import { networkDiagram } from '../components/networkDiagram.js';
 import { Plotly, throttleFrame } from '../components/plot.js';
 
 const ID = 'mlp-playground';
-const CSS = '/css/labs/mlp-playground.css';
+export const stylesheet = '/css/labs/mlp-playground.css'; // the shell loads it
 const FEATURES = [['x1', 'X₁'], ['x2', 'X₂'], ['x1sq', 'X₁²'], ['x2sq', 'X₂²'], ['x1x2', 'X₁X₂'], ['sinx1', 'sin X₁'], ['sinx2', 'sin X₂']];
 const MAX_POINTS = 200;
 const TWO = makeLut(['#f59322', '#f7f7f5', '#0877bd']);
@@ -70,7 +69,6 @@ addStrings({
 });
 
 export default function mount(root, { t, store, setParams, infer }) {
-  ensureCss(CSS, root);
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid mlp-pg';

@@ -104,20 +104,11 @@ addStrings({
   },
 });
 
-function addCss() {
-  if (document.querySelector(`link[data-lab-css="${L}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = `/css/labs/${L}.css`;
-  link.dataset.labCss = L;
-  link.onload = () => { for (const el of document.querySelectorAll('.pe-view .js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
+export const stylesheet = '/css/labs/positional-encoding.css'; // the shell loads it
 
 const MAX_CLOCKS = 32;
 
 export default function mount(root, { t }) {
-  addCss();
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid pe-view';

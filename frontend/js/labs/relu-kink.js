@@ -1,7 +1,6 @@
 // View of `relu-kink`. Compose mode: A's line, the ReLU's output, z with and without the
 // ReLU, the kink, and the if-program the server wrote from the four numbers. Fit mode: the
 // target curve, the k-unit polyline torch is fitting, each unit's share and each kink.
-import { ensureCss } from '../core/css.js';
 import { addStrings } from '../core/i18n.js';
 import { linspace } from '../components/heatmap.js';
 import { lineChart } from '../components/lineChart.js';
@@ -10,7 +9,7 @@ import { panel } from '../components/panel.js';
 import { baseLayout, CONFIG, fmt, Plotly, throttleFrame } from '../components/plot.js';
 
 const ID = 'relu-kink';
-const CSS = '/css/labs/relu-kink.css';
+export const stylesheet = '/css/labs/relu-kink.css'; // the shell loads it
 
 addStrings({
   en: {
@@ -68,7 +67,6 @@ addStrings({
 });
 
 export default function mount(root, { t }) {
-  ensureCss(CSS, root);
   let mode = null;
   let panels = [];
   let last = null;

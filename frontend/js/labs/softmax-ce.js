@@ -8,7 +8,7 @@ import { readout } from '../components/readout.js';
 import { linspace } from '../components/heatmap.js';
 import { baseLayout, CONFIG, fmt, Plotly } from '../components/plot.js';
 
-const CSS = '/css/labs/softmax-ce.css';
+export const stylesheet = '/css/labs/softmax-ce.css'; // the shell loads it
 const ORANGE = '#e8702a';
 const BLUE = '#2f6fdf';
 const PRESETS = {
@@ -104,14 +104,6 @@ const el = (tag, text, cls) => { const e = document.createElement(tag); if (text
 
 export default function mount(root, { t, store, params, setParams }) {
   root.innerHTML = '';
-  if (!document.querySelector(`link[href="${CSS}"]`)) {
-    const link = el('link');
-    link.rel = 'stylesheet';
-    link.href = CSS;
-    // Charts drawn before the sheet applied are resized once it has.
-    link.onload = () => { for (const c of root.querySelectorAll('.js-plotly-plot')) Plotly.Plots.resize(c); };
-    document.head.append(link);
-  }
   const grid = el('div', undefined, 'view-grid softmax-view');
   root.append(grid);
   const pLogits = panel(grid, 'softmax-ce.logits', { chart: false });

@@ -10,7 +10,7 @@ import { panel } from '../components/panel.js';
 import { readout } from '../components/readout.js';
 import { baseLayout, CONFIG, fmt, Plotly } from '../components/plot.js';
 
-const CSS = '/css/labs/svm.css';
+export const stylesheet = '/css/labs/svm.css'; // the shell loads it
 const MAX_POINTS = 100;
 const BLUE = '#2f6fdf';
 const ORANGE = '#e8702a';
@@ -72,13 +72,6 @@ addStrings({
 });
 
 export default function mount(root, { t, store, params, setParams }) {
-  if (!document.querySelector(`link[href="${CSS}"]`)) {
-    const link = document.createElement('link');
-    link.rel = 'stylesheet';
-    link.href = CSS;
-    link.onload = () => { for (const c of root.querySelectorAll('.js-plotly-plot')) Plotly.Plots.resize(c); };
-    document.head.append(link);
-  }
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid svm-view';

@@ -75,22 +75,13 @@ addStrings({
 const SPLIT_COLORS = ['#2f6fdf', '#1a9e77', '#c0392b'];
 const SPLIT_KEYS = ['temperature.train', 'temperature.val', 'temperature.test'];
 
-function ensureCss() {
-  if (document.querySelector('link[data-lab-css=temperature]')) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = '/css/labs/temperature.css';
-  link.dataset.labCss = 'temperature';
-  link.onload = () => { for (const el of document.querySelectorAll('.temperature-view .js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
+export const stylesheet = '/css/labs/temperature.css'; // the shell loads it
 
 function pathOverlay(color) {
   return { type: 'scatter', mode: 'lines', x: [], y: [], line: { color, width: 2 } };
 }
 
 export default function mount(root, { t, store }) {
-  ensureCss();
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid temperature-view';

@@ -7,9 +7,7 @@ import { bars } from '../components/bars.js';
 import { lineChart } from '../components/lineChart.js';
 import { panel } from '../components/panel.js';
 import { readout } from '../components/readout.js';
-import { Plotly } from '../components/plot.js';
 
-const L = 'tokenizer';
 addStrings({
   en: {
     'tokenizer.curve': 'BPE: tokens in the text and vocabulary size, merge by merge',
@@ -97,15 +95,7 @@ addStrings({
   },
 });
 
-function addCss() {
-  if (document.querySelector(`link[data-lab-css="${L}"]`)) return;
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = `/css/labs/${L}.css`;
-  link.dataset.labCss = L;
-  link.onload = () => { for (const el of document.querySelectorAll('.tok-view .js-plotly-plot')) Plotly.Plots.resize(el); };
-  document.head.append(link);
-}
+export const stylesheet = '/css/labs/tokenizer.css'; // the shell loads it
 
 /** Make whitespace visible in a piece: space ␣, newline ⏎, tab ⇥. */
 const show = (p) => p.replaceAll(' ', '␣').replaceAll('\n', '⏎').replaceAll('\t', '⇥');
@@ -116,7 +106,6 @@ const hue = (id) => `hsl(${Math.round((id * 137.508) % 360)}, 70%, 86%)`;
 const bytesOf = (s) => new TextEncoder().encode(s).length;
 
 export default function mount(root, { t, store, setParams, client }) {
-  addCss();
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid tok-view';
