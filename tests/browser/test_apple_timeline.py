@@ -24,6 +24,9 @@ def test_a_pressed_step_is_plotted_and_scrubbed_back_to(live_server, page):
     page.wait_for_function("() => window.shaomai.store.get('step') === 1")
     page.click("[data-act=step]")  # a played step after it: step 2
     page.wait_for_function("() => window.shaomai.store.get('step') === 2")
+    page.wait_for_function(  # charts redraw within a budget, after the step shows
+        "() => document.querySelector('.apple-view .panel:nth-child(4) .chart').data[0].y.length >= 2"
+    )
     xs = page.evaluate(
         "() => document.querySelector('.apple-view .panel:nth-child(4) .chart').data[0].y"
     )

@@ -33,21 +33,29 @@ def test_teacher_shares_student_follows_forks_and_rejoins(live_server, browser):
         teacher.wait_for_selector(".share-overlay:not([hidden]) .qr")
         code = teacher.evaluate("() => window.shaomai.store.get('shareCode')")
         assert len(code) == 6
-        teacher.wait_for_function("() => document.querySelector('.share-card .qr').naturalWidth > 0")
+        teacher.wait_for_function(
+            "() => document.querySelector('.share-card .qr').naturalWidth > 0"
+        )
         screenshot(teacher, "classroom-share")
         teacher.click(".share-card .close")
 
         # The student opens the join link (what the QR code holds).
         student.goto(f"{live_server}/join/{code}")
-        student.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'viewer'")
+        student.wait_for_function(
+            "() => window.shaomai && window.shaomai.store.get('role') === 'viewer'"
+        )
         assert "read-only" in student.inner_text("#role")
         assert student.is_disabled("[data-act=step]")
-        teacher.wait_for_function("() => document.querySelector('.connections').textContent.includes('1')")
+        teacher.wait_for_function(
+            "() => document.querySelector('.connections').textContent.includes('1')"
+        )
 
         # The teacher steps and selects head 2 of layer 1: the student follows.
         teacher.click("[data-act=step10]")
         student.wait_for_function("() => window.shaomai.store.get('step') === 10")
-        teacher.evaluate("() => { const s = window.shaomai.store; s.set('layer', 1); s.set('head', 2); }")
+        teacher.evaluate(
+            "() => { const s = window.shaomai.store; s.set('layer', 1); s.set('head', 2); }"
+        )
         student.wait_for_function(
             "() => window.shaomai.store.get('layer') === 1 && window.shaomai.store.get('head') === 2"
         )
@@ -59,7 +67,9 @@ def test_teacher_shares_student_follows_forks_and_rejoins(live_server, browser):
 
         # The student's attempt to step is refused by the server.
         student.evaluate("() => window.shaomai.client.control('step', {count: 1})")
-        student.wait_for_function("() => document.querySelector('#toast').textContent.includes('Not allowed')")
+        student.wait_for_function(
+            "() => document.querySelector('#toast').textContent.includes('Not allowed')"
+        )
 
         # A dropped connection rejoins; the loss curve has no gap and no duplicate.
         student.evaluate("() => window.shaomai.client.ws.close()")
@@ -75,6 +85,9 @@ def test_teacher_shares_student_follows_forks_and_rejoins(live_server, browser):
         student.wait_for_function("() => window.shaomai.store.get('role') === 'driver'")
         student.click("[data-act=step10]")
         student.wait_for_function("() => window.shaomai.store.get('step') === 30")
+        student.wait_for_function(  # charts redraw within a budget, after the step shows
+            "() => document.querySelector('.panel .chart').data[0].x.length === 31"
+        )
         assert loss_steps(student) == list(range(31))
         teacher.wait_for_timeout(300)
         assert teacher.evaluate("() => window.shaomai.store.get('step')") == 20
