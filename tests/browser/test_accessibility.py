@@ -6,7 +6,14 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-AXE = Path(__file__).resolve().parents[2] / ".cache" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
+AXE = (
+    Path(__file__).resolve().parents[2]
+    / ".cache"
+    / "npm"
+    / "node_modules"
+    / "axe-core"
+    / "axe.min.js"
+)
 PAGES = [
     "/?lang=en",
     "/?lang=zh",
@@ -54,11 +61,15 @@ def test_keyboard_reaches_and_operates_the_controls(live_server, page):
     seen = set()
     for _ in range(40):
         page.keyboard.press("Tab")
-        seen.add(page.evaluate("() => document.activeElement.dataset.act || document.activeElement.id"))
+        seen.add(
+            page.evaluate("() => document.activeElement.dataset.act || document.activeElement.id")
+        )
     assert {"play", "step", "step10", "reset", "share_class", "fork", "lang-btn"} <= seen
     page.focus("[data-act=step]")
     page.keyboard.press("Enter")
     page.wait_for_function("() => window.shaomai.store.get('step') === 1")
     outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert outline != "none"  # a visible focus ring
-    page.wait_for_function("() => document.querySelector('#announce').textContent.includes('step 1')")
+    page.wait_for_function(
+        "() => document.querySelector('#announce').textContent.includes('step 1')"
+    )
