@@ -109,7 +109,7 @@ def run(opts) -> Result:
             "lab stepped directly / bare (the lab's own work)",
             median(lab_own),
             "",
-            note="held-out eval (256) every 100 steps and once to confirm solved, grad norms, train accuracy",
+            note="held-out eval (256) every 200 steps and once to confirm solved, grad norms, train accuracy",
         ),
         Figure(
             S,

@@ -65,7 +65,7 @@ def _example(source: Any) -> _Example:
     return ex
 
 
-@torch.no_grad()
+@torch.inference_mode()  # not just no_grad: ~10% less per-op bookkeeping on these tiny ops
 def example_picture(model: GPT, source: Any) -> tuple[list[TensorOut], dict[str, Any]]:
     """Tensors and meta of the fixed example: every head's pattern, the residual stream's
     norm after each layer, the token/position embeddings' norms and the next-token odds.
