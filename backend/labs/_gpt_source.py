@@ -62,10 +62,10 @@ class TaskSource:
         return masked_loss(logits, y, mask)  # only the answer is graded: the prompt is noise
 
     @staticmethod
-    @torch.no_grad()
     def train_scalars(logits: Tensor, y: Tensor, mask: Tensor) -> dict[str, float]:
         """Exact accuracy of the batch just trained on, scored before the update: the batch
-        was generated fresh, so this is unseen data too (the held-out set confirms it)."""
+        was generated fresh, so this is unseen data too (the held-out set confirms it). The
+        logits come detached."""
         right = (logits.argmax(-1) == y) | ~mask  # [B, T]; ungraded positions count as right
         return {"train_seq_acc": right.all(1).float().mean().item()}
 
