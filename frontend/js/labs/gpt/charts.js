@@ -51,7 +51,7 @@ export function trainingCharts({ lossEl, metricEl, gradEl }) {
       traces: [
         { key: 'seq_acc', name: t('gpt.seq_acc'), color: '#1a9e77' },
         { key: 'acc', name: t('gpt.acc'), color: '#2f6fdf' },
-        { key: 'train_seq_acc', name: t('gpt.train_seq_acc'), color: '#c9ccd1' },
+        { key: 'train_seq_acc', name: t('gpt.train_seq_acc'), color: '#9aa0a8' },
       ],
       logY: false,
       legendLow: true,
