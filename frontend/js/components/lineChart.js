@@ -4,12 +4,14 @@
 import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleCost, whenPlotly } from './plot.js';
 
 /**
- * traces: [{key: 'loss', name: 'loss', color?}] read from scalar rows' values.
+ * traces: [{key: 'loss', name: 'loss', color?, dash?, markers?}] read from scalar rows'
+ * values; `markers` for a sparse series (a held-out evaluation every N steps): its points show.
  * Non-finite values are skipped (a diverged loss is shown by the readout, not an infinite axis).
  */
 export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null }) {
   const data = traces.map((tr, i) => ({
-    x: [], y: [], name: tr.name || tr.key, mode: 'lines', type: 'scatter', // SVG: scattergl needs eval, which the CSP forbids
+    x: [], y: [], name: tr.name || tr.key, mode: tr.markers ? 'lines+markers' : 'lines', type: 'scatter', // SVG: scattergl needs eval, which the CSP forbids
+    ...(tr.markers ? { marker: { size: 6 } } : {}),
     line: { color: tr.color || COLORS[i % COLORS.length], width: 2, dash: tr.dash },
   }));
   const layout = baseLayout({

@@ -40,17 +40,17 @@ export function trainingCharts({ lossEl, metricEl, gradEl }) {
   const loss = rebuildable(lossEl, () => ({
     traces: [
       { key: 'loss', name: t('gpt.train_loss') },
-      { key: 'val_loss', name: t('gpt.val_loss'), color: '#e8702a' },
+      { key: 'val_loss', name: t('gpt.val_loss'), color: '#e8702a', markers: true },
       ...(prev ? [{ key: 'prev_loss', name: prev.label(), color: GREY, dash: 'dash' }] : []),
     ],
     logY: true,
   }));
   const metric = rebuildable(metricEl, () => (kind === 'text'
-    ? { traces: [{ key: 'ppl', name: t('gpt.ppl') }, { key: 'val_ppl', name: t('gpt.val_ppl'), color: '#e8702a' }], logY: true }
+    ? { traces: [{ key: 'ppl', name: t('gpt.ppl') }, { key: 'val_ppl', name: t('gpt.val_ppl'), color: '#e8702a', markers: true }], logY: true }
     : {
       traces: [
-        { key: 'seq_acc', name: t('gpt.seq_acc'), color: '#1a9e77' },
-        { key: 'acc', name: t('gpt.acc'), color: '#2f6fdf' },
+        { key: 'seq_acc', name: t('gpt.seq_acc'), color: '#1a9e77', markers: true },
+        { key: 'acc', name: t('gpt.acc'), color: '#2f6fdf', markers: true },
         { key: 'train_seq_acc', name: t('gpt.train_seq_acc'), color: '#9aa0a8' },
       ],
       logY: false,
