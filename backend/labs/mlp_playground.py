@@ -281,7 +281,9 @@ class MLPPlaygroundLab(Lab):
                 lin.weight[i, _int(data, "j", 0, lin.in_features - 1)] = value
             else:
                 lin.bias[i] = value
-        yield self._frame(True)
+        frame = self._frame(True)
+        frame.advanced = True  # an edited weight is part of the run: recorded as its next step
+        yield frame
 
     @classmethod
     def estimate_mb(cls, params: Params) -> tuple[float, str | None]:

@@ -112,6 +112,11 @@ def test_click_a_weight_to_edit_it(client):
         )
         f, _ = recv_until(ws, lambda m: m["type"] == "frame")
         assert f["tensors"]["biases.1"].tolist() == [-1.25]
+        # Each edit is a step of the run: the scrubber goes back to before it.
+        assert f["step"] == 2
+        send(ws, {"type": "seek", "step": 1})
+        back, _ = recv_until(ws, lambda m: m["type"] == "frame" and m["header"].get("replay"))
+        assert back["tensors"]["weights.0"][2, 1] == 2.5 and back["tensors"]["biases.1"][0] != -1.25
         for bad, field in (
             ({"action": "set_weight", "layer": 0, "i": 0, "j": 0, "value": 11}, "input.value"),
             ({"action": "set_weight", "layer": 2, "i": 0, "j": 0, "value": 1}, "input.layer"),

@@ -35,11 +35,17 @@ def test_mlp_playground_trains_redraws_and_edits(live_server, page):
     assert page.locator(".pg-grad .chart").evaluate("e => e.data[0].x.length") == 3
 
     # Click a weight, type 3: the server sets the torch parameter and the curve thickens.
+    # The edit is a step of the run: the timeline and the loss curve get it.
+    before = page.evaluate("() => window.shaomai.store.get('step')")
     page.locator(".nd-hit").first.dispatch_event("click")
     page.fill(".nd-editor input", "3")
     page.press(".nd-editor input", "Enter")
     page.wait_for_function(
         "() => document.querySelector('.nd-edge').getAttribute('stroke-width') === '4.35'"
+    )
+    page.wait_for_function(f"() => window.shaomai.store.get('step') === {before + 1}")
+    page.wait_for_function(
+        f"() => document.querySelector('.pg-loss .chart').data[0].x.includes({before + 1})"
     )
 
     # Click the plane: a point of class 1 joins the training set and the URL.
