@@ -16,12 +16,22 @@ from backend.labs.base import Lab, LabParams
 
 
 class SessionError(Exception):
-    """A refused request, answered with a protocol `error` (code, message, field)."""
+    """A refused request, answered with a protocol `error` (code, message, field; `key` and
+    `values` name the message in the page's strings, as LabError's do)."""
 
-    def __init__(self, code: str, message: str, field: str | None = None):
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        field: str | None = None,
+        key: str | None = None,
+        values: dict | None = None,
+    ):
         super().__init__(message)
         self.code = code
         self.field = field
+        self.key = key
+        self.values = values
 
 
 def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings) -> LabParams:
@@ -33,11 +43,14 @@ def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings)
         raise SessionError("invalid_params", f"{field}: {err['msg']}", field) from None
     mb, field = lab_cls.estimate_mb(params)
     if mb > settings.max_session_mb:
+        cap = settings.max_session_mb
         raise SessionError(
             "too_large",
-            f"this model needs about {mb:.0f} MB, over the {settings.max_session_mb:.0f} MB cap"
+            f"this model needs about {mb:.0f} MB, over the {cap:.0f} MB cap"
             + (f"; lower {field}" if field else ""),
             field,
+            key="err.too_large_lower" if field else "err.too_large",
+            values={"mb": round(mb), "cap": round(cap), "field": field or ""},
         )
     return params
 

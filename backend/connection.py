@@ -60,8 +60,15 @@ class Connection:
     def reply(self, message: dict[str, Any]) -> None:
         self.box.put_text(json.dumps(message, separators=(",", ":")))
 
-    def error(self, code: str, message: str, field: str | None = None) -> None:
-        self.reply(protocol.error(code, message, field))
+    def error(
+        self,
+        code: str,
+        message: str,
+        field: str | None = None,
+        key: str | None = None,
+        values: dict | None = None,
+    ) -> None:
+        self.reply(protocol.error(code, message, field, key, values))
 
     async def _send_loop(self) -> None:
         box, ws = self.box, self.ws
@@ -198,10 +205,8 @@ class Connection:
     async def _dispatch(self, msg) -> None:
         try:
             await self._dispatch_checked(msg)
-        except SessionError as exc:
-            self.error(exc.code, str(exc), exc.field)
-        except LabError as exc:
-            self.error(exc.code, str(exc), exc.field)
+        except (SessionError, LabError) as exc:
+            self.error(exc.code, str(exc), exc.field, exc.key, exc.values)
 
     async def _dispatch_checked(self, msg) -> None:
         kind = msg.type

@@ -127,10 +127,19 @@ ClientMessage = Annotated[
 client_message = TypeAdapter(ClientMessage)
 
 
-def error(code: ErrorCode, message: str, field: str | None = None) -> dict[str, Any]:
+def error(
+    code: ErrorCode,
+    message: str,
+    field: str | None = None,
+    key: str | None = None,
+    values: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "error", "code": code, "message": message}
     if field is not None:
         out["field"] = field
+    if key is not None:  # the page shows its own string for this key, filled with values
+        out["key"] = key
+        out["values"] = values or {}
     return out
 
 

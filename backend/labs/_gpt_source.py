@@ -92,11 +92,13 @@ class TaskSource:
             raise LabError(
                 f"{bad[0]!r} is not a symbol of this task; use {' '.join(self.vocab)}",
                 field="input.prompt",
+                key="gpt.err_not_symbol",
+                values={"symbol": bad[0], "symbols": " ".join(self.vocab)},
             )
         if BOS in self.vocab and (not symbols or symbols[0] != BOS):
             symbols.insert(0, BOS)
         if not symbols:
-            raise LabError("the prompt is empty", field="input.prompt")
+            raise LabError("the prompt is empty", field="input.prompt", key="gpt.err_empty")
         return [self.vocab.index(s) for s in symbols]
 
     def prompt_example(self) -> str:
@@ -113,7 +115,9 @@ class TextSource:
         self.vocab_size = self.tok.vocab_size
         ids = torch.tensor(self.tok.encode(text), dtype=torch.long)
         if len(ids) < 4:
-            raise LabError("the text is too short to learn from", field="pasted")
+            raise LabError(
+                "the text is too short to learn from", field="pasted", key="gpt.err_too_short"
+            )
         self.train_ids, self.val_ids = split(ids, 0.1)
         if len(self.val_ids) < 2:
             self.val_ids = ids[-2:]
@@ -171,7 +175,7 @@ class TextSource:
     def encode_prompt(self, text: str) -> list[int]:
         ids = self.tok.encode(text)
         if not ids:
-            raise LabError("the prompt is empty", field="input.prompt")
+            raise LabError("the prompt is empty", field="input.prompt", key="gpt.err_empty")
         return ids
 
     def prompt_example(self) -> str:

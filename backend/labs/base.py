@@ -22,13 +22,24 @@ __all__ = ["Frame", "Lab", "LabError", "LabParams", "TensorOut", "param"]
 class LabError(Exception):
     """A user-facing failure of a lab action (bad infer input, unsupported action).
 
-    `code` is a protocol error code; `field` names the offending input field.
+    `code` is a protocol error code; `field` names the offending input field. `key` (with
+    `values` to fill in) names the message in the page's strings, so a learner reads it in
+    their language; `message` is the English fallback.
     """
 
-    def __init__(self, message: str, code: str = "bad_message", field: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        code: str = "bad_message",
+        field: str | None = None,
+        key: str | None = None,
+        values: dict | None = None,
+    ):
         super().__init__(message)
         self.code = code
         self.field = field
+        self.key = key
+        self.values = values
 
 
 class LabParams(BaseModel):

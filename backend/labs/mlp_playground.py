@@ -129,7 +129,12 @@ def _value(data: dict[str, Any]) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
         raise LabError("value must be a finite number", field="input.value")
     if abs(v) > WEIGHT_LIMIT:
-        raise LabError(f"value must lie in [-{WEIGHT_LIMIT:g}, {WEIGHT_LIMIT:g}]", field="input.value")  # fmt: skip
+        raise LabError(
+            f"value must lie in [-{WEIGHT_LIMIT:g}, {WEIGHT_LIMIT:g}]",
+            field="input.value",
+            key="mlp-playground.err_range",
+            values={"limit": f"{WEIGHT_LIMIT:g}"},
+        )
     return float(v)
 
 

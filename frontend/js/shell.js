@@ -2,7 +2,7 @@
 // scrubber, the param form and the lab's view module (js/labs/<lab>.js).
 import { LabClient } from './core/client.js';
 import { ensureCss } from './core/css.js';
-import { applyDom, currentLang, initI18n, lang, pick, setLang, t } from './core/i18n.js';
+import { applyDom, currentLang, has, initI18n, lang, pick, setLang, t } from './core/i18n.js';
 import { loadPlotly, Plotly } from './core/plotly.js';
 import { createStore } from './core/store.js';
 import { readUrl, schemaDefaults, writeUrl } from './core/url.js';
@@ -222,7 +222,12 @@ async function main() {
       return;
     }
     if (m.code === 'diverged') return banner(t('diverged_at', { step: store.get('step') }), 'error');
-    toast(`${t(`err_${m.code}`)}: ${m.message}`);
+    // The server names its message (key + values) so it reads in the page's language; a
+    // param named in it is shown by its label, as the form shows it.
+    const values = { ...(m.values || {}) };
+    const param = info.schema?.properties?.[values.field];
+    if (param?.label) values.field = pick(param.label);
+    toast(`${t(`err_${m.code}`)}: ${m.key && has(m.key) ? t(m.key, values) : m.message}`);
     if (m.code === 'invalid_params' || m.code === 'too_large') form.set(store.get('params'));
   });
   client.on('connection', ({ up }) => {

@@ -151,6 +151,8 @@ def test_bad_infer_input_is_refused_with_its_field(client):
         assert error_of(ws, prompt="01|", beam=3)["field"] == "input.beam"
         err = error_of(ws, prompt="01Z|")  # not a symbol of the reverse task
         assert err["field"] == "input.prompt" and "'Z'" in err["message"]
+        # ...and named, so the page says it in the learner's language
+        assert err["key"] == "gpt.err_not_symbol" and err["values"]["symbol"] == "Z"
         assert len(infer(ws, prompt="01|", max_new=2)) == 2  # the session still works
 
 
@@ -160,6 +162,8 @@ def test_models_over_the_memory_cap_are_refused_with_the_field_to_lower(client):
         send(ws, {"type": "open", "lab": "gpt", "params": {**big, "batch": 256}})
         err, _ = recv_until(ws, lambda m: m["type"] == "error")
         assert err["code"] == "too_large" and err["field"] == "batch"
+        assert err["key"] == "err.too_large_lower" and err["values"]["field"] == "batch"
+        assert err["values"]["mb"] > err["values"]["cap"] == 512
         send(ws, {"type": "open", "lab": "gpt", "params": {"n_heads": 3}})
         err, _ = recv_until(ws, lambda m: m["type"] == "error")
         assert err["code"] == "invalid_params" and err["field"] == "d_model"

@@ -95,6 +95,17 @@ def test_gpt_trains_redraws_scrubs_back_and_generates(live_server, page):
     screenshot(page, "gpt-zh")
 
 
+def test_a_refused_prompt_is_explained_in_the_page_language(live_server, page):
+    """The server names its error (key + values): a Chinese page shows the Chinese text."""
+    page.goto(f"{live_server}/lab.html?lab=gpt&lang=zh")
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('step') === 0")
+    page.fill(".gpt-gen-form textarea", "<s>01Z|")
+    page.click(".gen-go")
+    page.wait_for_selector("#toast:not([hidden])")
+    assert "“Z” 不是这个任务的符号" in page.inner_text("#toast")
+    screenshot(page, "gpt-refused-prompt-zh")
+
+
 def test_gpt_text_generation_and_the_leak(live_server, page):
     # Small text params through the URL keep this bounded (the default text batch is 64 × 64).
     page.goto(f"{live_server}/lab.html?lab=gpt&lang=zh&data=text-zh&n_ctx=32&batch=8")

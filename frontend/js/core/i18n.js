@@ -36,6 +36,11 @@ export function t(key, vars = {}) {
   return s;
 }
 
+/** Whether a string exists for this key (in the current language or English). */
+export function has(key) {
+  return Boolean((tables[currentLang()] && key in tables[currentLang()]) || (tables.en && key in tables.en));
+}
+
 /** Pick from a {zh, en} dict (lab titles, param labels). */
 export function pick(dict) {
   if (!dict) return '';

@@ -21,6 +21,7 @@ const CLASS_LUTS = CLASS_COLORS.map((c) => makeLut(['#f7f7f5', c]));
 
 addStrings({
   en: {
+    [`${ID}.err_range`]: 'A weight must lie in [−{limit}, {limit}]',
     [`${ID}.network`]: 'The network: each square is what that unit outputs over the plane',
     [`${ID}.net_hint`]: 'Blue is positive, orange negative; a thicker curve is a larger weight. Click a curve (or a unit) to type its weight (bias); click an input to switch it on or off.',
     [`${ID}.output`]: 'Output: the model’s decision over the plane',
@@ -44,6 +45,7 @@ addStrings({
     [`${ID}.loss_kindk`]: 'softmax cross-entropy over {k} classes',
   },
   zh: {
+    [`${ID}.err_range`]: '权重必须在 [−{limit}, {limit}] 之内',
     [`${ID}.network`]: '网络：每个小方块是该神经元在整个平面上的输出',
     [`${ID}.net_hint`]: '蓝色为正、橙色为负，线越粗权重越大。点击一条连线（或一个神经元）可以输入新的权重（偏置）；点击输入可开关它。',
     [`${ID}.output`]: '输出：模型在平面上的判断',

@@ -2,6 +2,9 @@
 import { addStrings } from '../../core/i18n.js';
 
 const en = {
+  'gpt.err_not_symbol': '“{symbol}” is not a symbol of this task; use {symbols}',
+  'gpt.err_empty': 'The prompt is empty',
+  'gpt.err_too_short': 'The text is too short to learn from',
   'gpt.attention': 'Attention of every layer and head on one example',
   'gpt.attn_hint': 'Rows are queries (the position doing the looking), columns are keys. Hover a cell for query → key and weight; click a map to enlarge it.',
   'gpt.layer_short': 'L',
@@ -93,6 +96,9 @@ const en = {
 };
 
 const zh = {
+  'gpt.err_not_symbol': '“{symbol}” 不是这个任务的符号；可用：{symbols}',
+  'gpt.err_empty': '提示是空的',
+  'gpt.err_too_short': '文本太短，学不到东西',
   'gpt.attention': '一个样例上每层每个头的注意力',
   'gpt.attn_hint': '行是查询（正在“看”的位置），列是键。鼠标悬停看“查询 → 键”和权重；点击一张图放大。',
   'gpt.layer_short': 'L',
