@@ -13,25 +13,11 @@ from pydantic import ValidationError
 
 from backend.config import Settings
 from backend.labs.base import Lab, LabParams
+from backend.protocol import Refusal
 
 
-class SessionError(Exception):
-    """A refused request, answered with a protocol `error` (code, message, field; `key` and
-    `values` name the message in the page's strings, as LabError's do)."""
-
-    def __init__(
-        self,
-        code: str,
-        message: str,
-        field: str | None = None,
-        key: str | None = None,
-        values: dict | None = None,
-    ):
-        super().__init__(message)
-        self.code = code
-        self.field = field
-        self.key = key
-        self.values = values
+class SessionError(Refusal):
+    """A request the engine refuses (a bad or oversized params set, a full server, ...)."""
 
 
 def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings) -> LabParams:

@@ -22,7 +22,6 @@ from backend import protocol, wire
 from backend.admission import SessionError
 from backend.bus import Outbox
 from backend.config import Settings
-from backend.labs.base import LabError
 from backend.manager import SessionManager
 from backend.saving import open_saved, save_session
 from backend.sessions import Session
@@ -60,15 +59,8 @@ class Connection:
     def reply(self, message: dict[str, Any]) -> None:
         self.box.put_text(json.dumps(message, separators=(",", ":")))
 
-    def error(
-        self,
-        code: str,
-        message: str,
-        field: str | None = None,
-        key: str | None = None,
-        values: dict | None = None,
-    ) -> None:
-        self.reply(protocol.error(code, message, field, key, values))
+    def error(self, code: str, message: str, field: str | None = None) -> None:
+        self.reply(protocol.error(code, message, field))
 
     async def _send_loop(self) -> None:
         box, ws = self.box, self.ws
@@ -205,8 +197,8 @@ class Connection:
     async def _dispatch(self, msg) -> None:
         try:
             await self._dispatch_checked(msg)
-        except (SessionError, LabError) as exc:
-            self.error(exc.code, str(exc), exc.field, exc.key, exc.values)
+        except protocol.Refusal as exc:  # a SessionError or a LabError
+            self.reply(exc.as_error())
 
     async def _dispatch_checked(self, msg) -> None:
         kind = msg.type

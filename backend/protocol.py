@@ -143,6 +143,29 @@ def error(
     return out
 
 
+class Refusal(Exception):
+    """A refused request, answered with a protocol `error`: `code`, the English `message`,
+    the offending `field`; `key` and `values` name the message in the page's strings, so a
+    learner reads it in their language. SessionError and LabError are its two kinds."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        field: str | None = None,
+        key: str | None = None,
+        values: dict | None = None,
+    ):
+        super().__init__(message)
+        self.code = code
+        self.field = field
+        self.key = key
+        self.values = values
+
+    def as_error(self) -> dict[str, Any]:
+        return error(self.code, str(self), self.field, self.key, self.values)
+
+
 def ready(
     *,
     session: str,

@@ -14,18 +14,15 @@ from typing import Any, ClassVar
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.protocol import Refusal
 from backend.wire import Frame, TensorOut
 
 __all__ = ["Frame", "Lab", "LabError", "LabParams", "TensorOut", "param"]
 
 
-class LabError(Exception):
-    """A user-facing failure of a lab action (bad infer input, unsupported action).
-
-    `code` is a protocol error code; `field` names the offending input field. `key` (with
-    `values` to fill in) names the message in the page's strings, so a learner reads it in
-    their language; `message` is the English fallback.
-    """
+class LabError(Refusal):
+    """A user-facing failure of a lab action (bad infer input, unsupported action): the
+    message first, then the fields of a Refusal (`code` defaults to bad_message)."""
 
     def __init__(
         self,
@@ -35,11 +32,7 @@ class LabError(Exception):
         key: str | None = None,
         values: dict | None = None,
     ):
-        super().__init__(message)
-        self.code = code
-        self.field = field
-        self.key = key
-        self.values = values
+        super().__init__(code, message, field, key, values)
 
 
 class LabParams(BaseModel):
