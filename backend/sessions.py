@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 import math
 import secrets
@@ -19,16 +18,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import torch
-
 from backend import wire
 from backend.admission import SessionError, pick_device, validate_params
 from backend.bus import FrameBus
 from backend.config import Settings
 from backend.labs.base import Lab, LabError, LabParams
 from backend.pacing import Pacer
+from backend.session_worker import WorkerSide
 from backend.timeline import Timeline
-from backend.worker import init_worker, step_gate, trim_memory
+from backend.worker import init_worker, trim_memory
 
 log = logging.getLogger("shaomai.sessions")
 
@@ -37,7 +35,7 @@ IDLE_TRIM_S = 2.0  # an idle session's worker memory is trimmed after this long
 PLAY_CHUNK_S = 1.0  # a playing session's worker job at most this long (see _play_loop)
 
 
-class Session:
+class Session(WorkerSide):
     def __init__(
         self, lab_cls: type[Lab], params: LabParams, seed: int, settings: Settings, owner_ip: str
     ):
@@ -134,79 +132,6 @@ class Session:
             self.bus.publish_frame(data)
         else:
             self.bus.poke()
-
-    # -- worker-side ----------------------------------------------------------------------
-    def _build(self, state: dict | None = None, step: int = 0) -> None:
-        torch.manual_seed(self.seed)
-        self.lab = self.lab_cls(self.params, self.seed, self.device)
-        if state is not None:  # a fork or a saved run: the weights and the step go on
-            self.lab.load_state_dict(state)
-        self._wstep = step
-        self._snapshot(self.epoch)
-
-    def _copy_state(self) -> dict:
-        return copy.deepcopy(self.lab.state_dict())
-
-    def _snapshot(self, epoch: int, record_scalars: bool = True) -> None:
-        frame = self.lab.snapshot()
-        frame.step = self._framed_step = self._wstep
-        data = wire.encode(frame, self._extra(epoch))
-        scalars = frame.scalars if record_scalars else None
-        self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, scalars, data)
-
-    def _run(
-        self, n: int, epoch: int, every_frame: bool, budget_s: float, yields: bool = False
-    ) -> str | None:
-        """Run up to n steps (or budget_s seconds, or, if `yields`, until a command waits for
-        the worker); returns a final state or None."""
-        t0 = time.monotonic()
-        period = 1.0 / self._speed
-        for i in range(n):
-            if self._stop.is_set() or (yields and self._submitted != self._started):
-                return None
-            # Asked every step: a lab may finish early (a tokenizer out of merges).
-            own = self.lab.max_steps()  # None: no limit of its own; 0: nothing to run
-            limit = self.settings.max_steps if own is None else min(own, self.settings.max_steps)
-            if self._wstep >= limit:
-                return "done"
-            wait = self._pacer.wait_s(time.monotonic())  # wait() returns early on pause
-            if wait > 0 and self._stop.wait(wait):
-                return None
-            with step_gate(self.settings):
-                if self._stop.is_set():  # paused while waiting for a slot
-                    return None
-                now = time.monotonic()
-                frame_due = self._pacer.start(now, period)
-                last = i == n - 1 or self._wstep + 1 >= limit  # the final picture is always sent
-                capture = every_frame or last or frame_due
-                frame = self.lab.step(capture)
-                self._pacer.done(now, time.monotonic(), capture)
-            self._wstep += 1
-            frame.step = self._wstep
-            data = None
-            if capture:
-                self._framed_step = self._wstep
-                data = wire.encode(frame, self._extra(epoch))
-            self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
-            loss = frame.scalars.get("loss")
-            if self.lab.trains and loss is not None and not math.isfinite(loss):
-                if data is None:  # show the whole picture of where it blew up
-                    full = self.lab.snapshot()
-                    full.step, full.scalars = self._wstep, frame.scalars
-                    data = wire.encode(full, self._extra(epoch))
-                    self._loop.call_soon_threadsafe(
-                        self._report, epoch, self._wstep, frame.scalars, data
-                    )
-                return "diverged"
-            if time.monotonic() - t0 >= budget_s:
-                return None
-        return None
-
-    def _flush_frame(self, epoch: int) -> None:
-        """Send the current step's picture if the last step ran without one."""
-        if self._framed_step != self._wstep and self.lab is not None:
-            # The step's scalars are already recorded; the snapshot only adds the picture.
-            self._snapshot(epoch, record_scalars=False)
 
     # -- commands (loop-side) -------------------------------------------------------------
     async def start(

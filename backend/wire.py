@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -42,6 +43,8 @@ class Frame:
     # An `infer` frame that changed the weights (apple's pressed `step`): the session records
     # it as the run's next step, so the timeline, the scrubber and a rejoin show it.
     advanced: bool = False
+    # A picture drawn later (Lab.pictures_later): fills `tensors` and `meta` when called.
+    finish: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
 
 def json_number(x: float) -> float | str:

@@ -8,6 +8,7 @@ import ctypes
 import ctypes.util
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -72,13 +73,38 @@ class StepGate:
                 self._free += 1
 
 
+def usable_cores() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return cores or 1
+
+
 _GATE: StepGate | None = None
+_INIT = threading.Lock()  # worker threads ask for the gate and the pool concurrently
 
 
 def step_gate(settings: Settings) -> StepGate:
     """The process's gate (sized by the first session's settings: 0 = the usable cores)."""
     global _GATE
-    if _GATE is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        _GATE = StepGate(settings.step_slots or cores or 1)
-    return _GATE
+    if _GATE is not None:
+        return _GATE
+    with _INIT:
+        if _GATE is None:
+            _GATE = StepGate(settings.step_slots or usable_cores())
+        return _GATE
+
+
+_PICTURES: ThreadPoolExecutor | None = None
+
+
+def picture_pool() -> ThreadPoolExecutor:
+    """Helper threads that draw a frame's picture while a session's backward pass runs.
+
+    A backward pass on the CPU releases the GIL for its whole length (~40% of a gpt step),
+    so a picture drawn then costs the training thread nothing; drawn on that thread, the
+    same picture and its encoding cost ~4% of the steps (see Lab.beside_backward). One
+    thread a core: at most that many sessions step at once (StepGate)."""
+    global _PICTURES
+    with _INIT:
+        if _PICTURES is None:
+            _PICTURES = ThreadPoolExecutor(usable_cores(), "picture", init_worker)
+        return _PICTURES

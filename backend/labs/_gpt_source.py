@@ -66,8 +66,9 @@ class TaskSource:
         """Exact accuracy of the batch just trained on, scored before the update: the batch
         was generated fresh, so this is unseen data too (the held-out set confirms it). The
         logits come detached."""
-        right = (logits.argmax(-1) == y) | ~mask  # [B, T]; ungraded positions count as right
-        return {"train_seq_acc": right.all(1).float().mean().item()}
+        wrong = (logits.argmax(-1) != y) & mask  # [B, T]; only graded positions count
+        # (fewest ops: every one costs ~15 µs in a training step, and this runs in each)
+        return {"train_seq_acc": 1.0 - wrong.any(1).sum().item() / len(y)}
 
     @torch.no_grad()
     def evaluate(self, model: GPT) -> dict[str, float]:

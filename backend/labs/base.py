@@ -8,7 +8,8 @@ so a lab needs no locks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import torch
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.protocol import Refusal
 from backend.wire import Frame, TensorOut
+from backend.worker import picture_pool
 
 __all__ = ["Frame", "Lab", "LabError", "LabParams", "TensorOut", "param"]
 
@@ -92,11 +94,46 @@ class Lab:
     tensors: ClassVar[tuple[str, ...]] = ()
     # False for labs whose step only recomputes a picture (no training, no divergence check).
     trains: ClassVar[bool] = True
+    # True for a lab whose `step(capture, later=True)` returns its frame unfinished
+    # (`frame.finish` draws the picture) and that runs `with self.beside_backward():` around
+    # its backward pass, before any weight changes: the engine then has the picture drawn
+    # while the next step's backward runs (see docs/architecture.md, "Pictures beside").
+    pictures_later: ClassVar[bool] = False
+    _pending: Callable[[], None] | None = None  # a deferred picture job (engine's)
 
     def __init__(self, params: LabParams, seed: int, device: torch.device):
         self.params = params
         self.seed = seed
         self.device = device
+
+    # -- pictures drawn beside the backward pass (engine side: Session._run) --------------
+    def defer(self, job: Callable[[], None]) -> None:
+        """Engine: run `job` (finish a frame, encode and send it) during the next backward
+        pass, or at `settle()`, whichever comes first."""
+        self.settle()
+        self._pending = job
+
+    def settle(self) -> None:
+        """Engine: run a deferred job now (the run pauses, a command waits)."""
+        job, self._pending = self._pending, None
+        if job is not None:
+            job()
+
+    @contextmanager
+    def beside_backward(self) -> Iterator[None]:
+        """Lab: wrap the backward pass. It releases the GIL for its whole length, so a
+        deferred picture is drawn on a helper thread meanwhile, and is done before the block
+        is left: it sees the weights of the step it belongs to. (Small work, such as scoring
+        a batch, costs more handed to a thread than done in line: measured.)"""
+        job, self._pending = self._pending, None
+        if job is None:
+            yield
+            return
+        done = picture_pool().submit(job)
+        try:
+            yield
+        finally:
+            done.result()
 
     # -- limits ---------------------------------------------------------------------------
     @classmethod

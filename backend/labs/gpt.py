@@ -200,6 +200,7 @@ class GPTLab(Lab):
         "watch the loss cheat.",
     }
     Params = Params
+    pictures_later = True  # step() runs beside_backward(); see Lab.pictures_later
     tensors = (
         "blocks.*.attn.hook_pattern",
         "grad_norm",
@@ -231,7 +232,7 @@ class GPTLab(Lab):
         self.solved_at: int | None = None
         self.n_params = self.model.num_params()
         self.stages = grad_stages(self.model)
-        self.grad_norm = torch.zeros(len(self.stages))
+        self.grad_norm = [0.0] * len(self.stages)
         self.grad_labels = [label for label, _ in self.stages]
         self.last_eval: dict[str, float] = {}
         self.eval_t = -CONFIRM_GAP  # step of the latest held-out evaluation
@@ -272,7 +273,7 @@ class GPTLab(Lab):
         warm = self.params.warmup
         return self.params.lr * min(1.0, (t + 1) / warm) if warm else self.params.lr
 
-    def step(self, capture: bool) -> Frame:
+    def step(self, capture: bool, later: bool = False) -> Frame:
         lr = self._lr_at(self.t)
         for group in self.opt.param_groups:
             group["lr"] = lr
@@ -282,7 +283,8 @@ class GPTLab(Lab):
         logits = self.model(x)  # fused attention: no pattern is materialised here
         loss = self.source.loss(logits, y, mask)
         self.opt.zero_grad(set_to_none=True)
-        loss.backward()
+        with self.beside_backward():  # the previous step's picture is drawn meanwhile
+            loss.backward()
         self.grad_norm = stage_grad_norms(self.stages)
         self.opt.step()
         self.t += 1
@@ -291,12 +293,12 @@ class GPTLab(Lab):
         if self.source.kind == "text":
             scalars["ppl"] = math.exp(min(value, 50.0)) if math.isfinite(value) else value
         scalars.update(self.source.train_scalars(logits.detach(), y, mask))
-        for label, g in zip(self.grad_labels, self.grad_norm.tolist(), strict=True):
+        for label, g in zip(self.grad_labels, self.grad_norm, strict=True):
             scalars[f"grad_norm.{label}"] = g
         if math.isfinite(value) and self._eval_due(scalars):
             scalars.update(self._evaluate())
         self.scalars = scalars
-        return self._frame(scalars, capture)
+        return self._frame(scalars, capture, later)
 
     def _eval_due(self, scalars: dict[str, float]) -> bool:
         if self.t % EVAL_EVERY[self.source.kind] == 0 or self.t == self.max_steps():
@@ -328,38 +330,45 @@ class GPTLab(Lab):
             self.scalars = {**self.scalars, "lr": self._lr_at(self.t)}
         return self._frame(self.scalars, True)
 
-    def _frame(self, scalars: dict[str, float], capture: bool) -> Frame:
+    def _frame(self, scalars: dict[str, float], capture: bool, later: bool = False) -> Frame:
+        """The step's frame; with `later`, the example's picture is drawn by `frame.finish`
+        (what else the frame says is fixed now: the step it belongs to may be left first)."""
         frame = Frame(scalars=scalars)
         if not capture:
             return frame
-        tensors, meta = example_picture(self.model, self.source)
         # f16 for the bars; the exact norms are in the step's scalars
-        tensors.append(TensorOut("grad_norm", self.grad_norm, "f16", self.grad_labels))
+        grad_norm = TensorOut("grad_norm", self.grad_norm, "f16", self.grad_labels)
         cfg = self.model.cfg
-        meta.update(
-            {
-                "kind": self.source.kind,
-                "data": self.params.data,
-                "causal": cfg.causal,
-                "positional": cfg.positional,
-                "n_layers": cfg.n_layers,
-                "n_heads": cfg.n_heads,
-                "n_ctx": cfg.n_ctx,
-                "vocab_size": cfg.d_vocab,
-                "n_params": self.n_params,
-                "max_steps": self.max_steps(),
-                "eval": self.last_eval,
-                "solved_at": self.solved_at,
-                "solved_threshold": SOLVED,
-                "prompt_example": self.source.prompt_example(),
-            }
-        )
+        meta: dict[str, Any] = {
+            "kind": self.source.kind,
+            "data": self.params.data,
+            "causal": cfg.causal,
+            "positional": cfg.positional,
+            "n_layers": cfg.n_layers,
+            "n_heads": cfg.n_heads,
+            "n_ctx": cfg.n_ctx,
+            "vocab_size": cfg.d_vocab,
+            "n_params": self.n_params,
+            "max_steps": self.max_steps(),
+            "eval": self.last_eval,
+            "solved_at": self.solved_at,
+            "solved_threshold": SOLVED,
+            "prompt_example": self.source.prompt_example(),
+        }
         if self.source.kind == "text":
             if self.sample is None or self.t - self.sample[0] >= SAMPLE_EVERY:
                 self.sample = (self.t, self.source.sample_text(self.model, self.seed))
             meta["sample"] = {"step": self.sample[0], "text": self.sample[1]}
-        frame.tensors = tensors
-        frame.meta = meta
+
+        def finish() -> None:
+            tensors, example = example_picture(self.model, self.source)
+            frame.tensors = [*tensors, grad_norm]
+            frame.meta = {**example, **meta}
+
+        if later:
+            frame.finish = finish
+        else:
+            finish()
         return frame
 
     # -- generation -----------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""The worker side of a Session: what runs on its worker thread (build, steps, pictures).
+
+Kept apart from the loop side (sessions.py) because the two never run on the same thread:
+everything here reaches the loop only through `call_soon_threadsafe(self._report, ...)`.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+
+import torch
+
+from backend import wire
+from backend.worker import step_gate
+
+
+class WorkerSide:
+    """Mixed into Session, whose attributes it uses: lab, lab_cls, params, seed, device,
+    settings, epoch, _loop, _stop, _pacer, _speed, _wstep, _framed_step, _submitted,
+    _started, _extra and _report."""
+
+    def _build(self, state: dict | None = None, step: int = 0) -> None:
+        torch.manual_seed(self.seed)
+        self.lab = self.lab_cls(self.params, self.seed, self.device)
+        if state is not None:  # a fork or a saved run: the weights and the step go on
+            self.lab.load_state_dict(state)
+        self._wstep = step
+        self._snapshot(self.epoch)
+
+    def _copy_state(self) -> dict:
+        return copy.deepcopy(self.lab.state_dict())
+
+    def _snapshot(self, epoch: int, record_scalars: bool = True) -> None:
+        frame = self.lab.snapshot()
+        frame.step = self._framed_step = self._wstep
+        data = wire.encode(frame, self._extra(epoch))
+        scalars = frame.scalars if record_scalars else None
+        self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, scalars, data)
+
+    def _run(
+        self, n: int, epoch: int, every_frame: bool, budget_s: float, yields: bool = False
+    ) -> str | None:
+        """Run up to n steps (or budget_s seconds, or, if `yields`, until a command waits for
+        the worker); returns a final state or None. A picture still being drawn beside the
+        backward pass (Lab.pictures_later) is finished and sent before the worker moves on."""
+        try:
+            return self._steps(n, epoch, every_frame, budget_s, yields)
+        finally:
+            self.lab.settle()
+
+    def _steps(self, n: int, epoch: int, every_frame: bool, budget_s: float, yields: bool):
+        t0 = time.monotonic()
+        period = 1.0 / self._speed
+        for i in range(n):
+            if self._stop.is_set() or (yields and self._submitted != self._started):
+                return None
+            # Asked every step: a lab may finish early (a tokenizer out of merges).
+            own = self.lab.max_steps()  # None: no limit of its own; 0: nothing to run
+            limit = self.settings.max_steps if own is None else min(own, self.settings.max_steps)
+            if self._wstep >= limit:
+                return "done"
+            wait = self._pacer.wait_s(time.monotonic())  # wait() returns early on pause
+            if wait > 0 and self._stop.wait(wait):
+                return None
+            with step_gate(self.settings):
+                if self._stop.is_set():  # paused while waiting for a slot
+                    return None
+                now = time.monotonic()
+                frame_due = self._pacer.start(now, period)
+                last = i == n - 1 or self._wstep + 1 >= limit  # the final picture is always sent
+                capture = every_frame or last or frame_due
+                if capture and not last and self.lab.pictures_later:
+                    frame = self.lab.step(True, later=True)  # drawn beside the next backward
+                else:
+                    frame = self.lab.step(capture)
+                self._pacer.done(now, time.monotonic(), capture)
+            self._wstep += 1
+            frame.step = self._wstep
+            loss = frame.scalars.get("loss")
+            finite = loss is None or math.isfinite(loss)
+            data = None
+            if capture:
+                self._framed_step = self._wstep
+                if frame.finish is not None and finite:
+                    self.lab.defer(lambda f=frame: self._send_later(f, epoch))
+                else:
+                    data = self._encode(frame, epoch)
+            self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
+            if self.lab.trains and not finite:
+                if data is None:  # show the whole picture of where it blew up
+                    full = self.lab.snapshot()
+                    full.step, full.scalars = self._wstep, frame.scalars
+                    data = wire.encode(full, self._extra(epoch))
+                    self._loop.call_soon_threadsafe(
+                        self._report, epoch, self._wstep, frame.scalars, data
+                    )
+                return "diverged"
+            if time.monotonic() - t0 >= budget_s:
+                return None
+        return None
+
+    def _encode(self, frame: wire.Frame, epoch: int) -> bytes:
+        if frame.finish is not None:
+            frame.finish()
+        return wire.encode(frame, self._extra(epoch))
+
+    def _send_later(self, frame: wire.Frame, epoch: int) -> None:
+        """A picture drawn beside a backward pass (or at settle): its step's scalars went
+        out already."""
+        data = self._encode(frame, epoch)
+        self._loop.call_soon_threadsafe(self._report, epoch, frame.step, None, data)
+
+    def _flush_frame(self, epoch: int) -> None:
+        """Send the current step's picture if the last step ran without one."""
+        if self._framed_step != self._wstep and self.lab is not None:
+            # The step's scalars are already recorded; the snapshot only adds the picture.
+            self._snapshot(epoch, record_scalars=False)
