@@ -71,8 +71,10 @@ class WorkerSide:
                 frame_due = self._pacer.start(now, period)
                 last = i == n - 1 or self._wstep + 1 >= limit  # the final picture is always sent
                 capture = every_frame or last or frame_due
-                if capture and not last and self.lab.pictures_later:
-                    frame = self.lab.step(True, later=True)  # drawn beside the next backward
+                # Drawn beside the next step's backward only when that step comes at once
+                # (flat out); at a set pace the picture would wait for it.
+                if capture and not last and self.lab.pictures_later and self._flat_out(period):
+                    frame = self.lab.step(True, later=True)
                 else:
                     frame = self.lab.step(capture)
                 self._pacer.done(now, time.monotonic(), capture)
@@ -100,6 +102,10 @@ class WorkerSide:
             if time.monotonic() - t0 >= budget_s:
                 return None
         return None
+
+    def _flat_out(self, period: float) -> bool:
+        """Does the next step start as soon as this one ends (steps slower than the pace)?"""
+        return period <= self._pacer.step_s
 
     def _encode(self, frame: wire.Frame, epoch: int) -> bytes:
         if frame.finish is not None:

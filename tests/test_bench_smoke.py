@@ -34,6 +34,14 @@ def test_a_gpt_frame_is_smaller_on_the_wire_than_as_json():
     assert sizes["values"] > 0
 
 
+def test_the_bare_loop_trains_the_labs_model_with_the_labs_optimizer():
+    """The overhead ratio compares like with like: same shapes, batch, schedule and every
+    AdamW setting (the lab once decayed weights where the bare loop did not)."""
+    from bench.baseline import same_model_check
+
+    assert same_model_check()["same"]
+
+
 @pytest.mark.slow
 def test_a_client_process_steps_a_real_server_and_sees_the_frame_clock():
     with Server(name="smoke") as srv:

@@ -27,7 +27,7 @@ from backend.labs import register
 from backend.labs._gpt_frames import example_picture, generation_frames, parse_input
 from backend.labs._gpt_source import TaskSource, TextSource
 from backend.labs.base import Frame, Lab, LabError, LabParams, TensorOut, param
-from models.data.tasks import make_task
+from models.data.tasks import DEFAULT_REVERSE, make_task
 from models.data.texts import MAX_PASTED_BYTES, check_pasted, load_text
 from models.gpt import GPT, GPTConfig, grad_stages, stage_grad_norms
 
@@ -226,7 +226,13 @@ class GPTLab(Lab):
         )
         torch.manual_seed(seed)
         self.model = GPT(cfg).to(device)
-        self.opt = torch.optim.AdamW(self.model.parameters(), lr=params.lr, betas=(0.9, 0.99))
+        # AdamW as the task recipes have it (models.data.tasks.Recipe): no weight decay
+        self.opt = torch.optim.AdamW(
+            self.model.parameters(),
+            lr=params.lr,
+            betas=DEFAULT_REVERSE.betas,
+            weight_decay=DEFAULT_REVERSE.weight_decay,
+        )
         self.t = 0
         self.n_infer = 0
         self.solved_at: int | None = None
