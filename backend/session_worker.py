@@ -15,11 +15,16 @@ import torch
 from backend import wire
 from backend.worker import step_gate
 
+# Steps' scalars reach the loop in batches at most this far apart (or with a frame): a
+# wake-up of the event loop for every step cost a gpt session ~1% of its steps, and the
+# connections send scalars at most 30 times a second anyway (connection.SCALARS_EVERY_S).
+REPORT_EVERY_S = 1 / 30
+
 
 class WorkerSide:
     """Mixed into Session, whose attributes it uses: lab, lab_cls, params, seed, device,
-    settings, epoch, _loop, _stop, _pacer, _speed, _wstep, _framed_step, _submitted,
-    _started, _extra and _report."""
+    settings, epoch, _loop, _stop, _pacer, _speed, _wstep, _framed_step, _unsent,
+    _reported_at, _submitted, _started, _extra and _report."""
 
     def _build(self, state: dict | None = None, step: int = 0) -> None:
         torch.manual_seed(self.seed)
@@ -36,8 +41,8 @@ class WorkerSide:
         frame = self.lab.snapshot()
         frame.step = self._framed_step = self._wstep
         data = wire.encode(frame, self._extra(epoch))
-        scalars = frame.scalars if record_scalars else None
-        self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, scalars, data)
+        rows = [(self._wstep, frame.scalars)] if record_scalars else []
+        self._loop.call_soon_threadsafe(self._report, epoch, rows, (self._wstep, data))
 
     def _run(
         self, n: int, epoch: int, every_frame: bool, budget_s: float, yields: bool = False
@@ -49,6 +54,7 @@ class WorkerSide:
             return self._steps(n, epoch, every_frame, budget_s, yields)
         finally:
             self.lab.settle()
+            self._flush(epoch)
 
     def _steps(self, n: int, epoch: int, every_frame: bool, budget_s: float, yields: bool):
         t0 = time.monotonic()
@@ -82,22 +88,22 @@ class WorkerSide:
             frame.step = self._wstep
             loss = frame.scalars.get("loss")
             finite = loss is None or math.isfinite(loss)
-            data = None
+            self._unsent.append((self._wstep, frame.scalars))
             if capture:
                 self._framed_step = self._wstep
-                if frame.finish is not None and finite:
-                    self.lab.defer(lambda f=frame: self._send_later(f, epoch))
+                if frame.finish is not None and finite:  # sent with the steps before it
+                    rows, self._unsent = self._unsent, []
+                    self._reported_at = time.monotonic()
+                    self.lab.defer(lambda f=frame, r=rows: self._send_later(f, epoch, r))
                 else:
-                    data = self._encode(frame, epoch)
-            self._loop.call_soon_threadsafe(self._report, epoch, self._wstep, frame.scalars, data)
+                    self._flush(epoch, (self._wstep, self._encode(frame, epoch)))
+            elif not finite and self.lab.trains:  # show the whole picture of where it blew up
+                full = self.lab.snapshot()
+                full.step, full.scalars = self._wstep, frame.scalars
+                self._flush(epoch, (self._wstep, wire.encode(full, self._extra(epoch))))
+            elif time.monotonic() - self._reported_at >= REPORT_EVERY_S:
+                self._flush(epoch)
             if self.lab.trains and not finite:
-                if data is None:  # show the whole picture of where it blew up
-                    full = self.lab.snapshot()
-                    full.step, full.scalars = self._wstep, frame.scalars
-                    data = wire.encode(full, self._extra(epoch))
-                    self._loop.call_soon_threadsafe(
-                        self._report, epoch, self._wstep, frame.scalars, data
-                    )
                 return "diverged"
             if time.monotonic() - t0 >= budget_s:
                 return None
@@ -112,11 +118,18 @@ class WorkerSide:
             frame.finish()
         return wire.encode(frame, self._extra(epoch))
 
-    def _send_later(self, frame: wire.Frame, epoch: int) -> None:
-        """A picture drawn beside a backward pass (or at settle): its step's scalars went
-        out already."""
+    def _flush(self, epoch: int, frame: tuple[int, bytes] | None = None) -> None:
+        """Report the steps not yet reported (and a frame) to the loop in one wake-up."""
+        rows, self._unsent = self._unsent, []
+        self._reported_at = time.monotonic()
+        if rows or frame is not None:
+            self._loop.call_soon_threadsafe(self._report, epoch, rows, frame)
+
+    def _send_later(self, frame: wire.Frame, epoch: int, rows: list[tuple[int, dict]]) -> None:
+        """A picture drawn beside a backward pass (or at settle), sent with its step and the
+        steps before it that were not reported yet."""
         data = self._encode(frame, epoch)
-        self._loop.call_soon_threadsafe(self._report, epoch, frame.step, None, data)
+        self._loop.call_soon_threadsafe(self._report, epoch, rows, (frame.step, data))
 
     def _flush_frame(self, epoch: int) -> None:
         """Send the current step's picture if the last step ran without one."""

@@ -63,6 +63,8 @@ class Session(WorkerSide):
         self._speed = settings.max_steps_per_s
         self._wstep = 0  # the worker's step counter
         self._framed_step = -1  # the last step whose picture was sent
+        self._unsent: list[tuple[int, dict]] = []  # the worker's steps not yet reported
+        self._reported_at = 0.0  # when the worker last reported
         self._pacer = Pacer(settings.frame_fps)  # steps at the speed asked, frames at fps
         self._works = 0  # worker jobs started (see _went_idle)
         self._submitted = self._started = 0  # commands for the worker: queued = the difference
@@ -120,17 +122,20 @@ class Session(WorkerSide):
             with contextlib.suppress(RuntimeError):  # the session is closed
                 self._executor.submit(trim_memory)
 
-    def _report(self, epoch: int, step: int, scalars: dict | None, data: bytes | None) -> None:
-        """Loop thread: record one step and wake the connections."""
+    def _report(
+        self, epoch: int, rows: list[tuple[int, dict]], frame: tuple[int, bytes] | None = None
+    ) -> None:
+        """Loop thread: record steps' scalars and a frame, and wake the connections."""
         if epoch != self.epoch:
             return
-        self.step = step
-        if scalars is not None:
+        for step, scalars in rows:
             self.timeline.add_scalars(step, scalars)
-        if data is not None:
-            self.timeline.add_frame(step, data)
+        if frame is not None:
+            self.step, data = frame
+            self.timeline.add_frame(self.step, data)
             self.bus.publish_frame(data)
         else:
+            self.step = rows[-1][0]
             self.bus.poke()
 
     # -- commands (loop-side) -------------------------------------------------------------
@@ -293,8 +298,8 @@ class Session(WorkerSide):
                 frame.step = self._wstep
                 buf = wire.encode(frame, self._extra(epoch, infer=True))
                 if frame.advanced:
-                    report = (self._report, epoch, self._wstep, frame.scalars, buf)
-                    self._loop.call_soon_threadsafe(*report)
+                    report = (self._report, epoch, [(self._wstep, frame.scalars)])
+                    self._loop.call_soon_threadsafe(*report, (self._wstep, buf))
                 else:
                     self._loop.call_soon_threadsafe(self.bus.publish_frame, buf)
             return loss
