@@ -45,30 +45,31 @@ class WorkerSide:
         self._loop.call_soon_threadsafe(self._report, epoch, rows, (self._wstep, data))
 
     def _run(
-        self, n: int, epoch: int, every_frame: bool, budget_s: float, yields: bool = False
+        self, n: int, epoch: int, every_frame: bool, budget_s: float, playing: bool = False
     ) -> str | None:
-        """Run up to n steps (or budget_s seconds, or, if `yields`, until a command waits for
-        the worker); returns a final state or None. A picture still being drawn beside the
-        backward pass (Lab.pictures_later) is finished and sent before the worker moves on."""
+        """Run up to n steps (or budget_s seconds, or, if `playing`, until a command waits
+        for the worker); returns a final state or None. Only play keeps to the play speed: a
+        pressed `step` runs at once. A picture still being drawn beside the backward pass
+        (Lab.pictures_later) is finished and sent before the worker moves on."""
         try:
-            return self._steps(n, epoch, every_frame, budget_s, yields)
+            return self._steps(n, epoch, every_frame, budget_s, playing)
         finally:
             self.lab.settle()
             self._flush(epoch)
 
-    def _steps(self, n: int, epoch: int, every_frame: bool, budget_s: float, yields: bool):
+    def _steps(self, n: int, epoch: int, every_frame: bool, budget_s: float, playing: bool):
         t0 = time.monotonic()
-        period = 1.0 / self._speed
+        period = 1.0 / self._speed if playing else 0.0
         for i in range(n):
-            if self._stop.is_set() or (yields and self._submitted != self._started):
+            if self._stop.is_set() or (playing and self._submitted != self._started):
                 return None
             # Asked every step: a lab may finish early (a tokenizer out of merges).
             own = self.lab.max_steps()  # None: no limit of its own; 0: nothing to run
             limit = self.settings.max_steps if own is None else min(own, self.settings.max_steps)
             if self._wstep >= limit:
                 return "done"
-            wait = self._pacer.wait_s(time.monotonic())  # wait() returns early on pause
-            if wait > 0 and self._stop.wait(wait):
+            wait = self._pacer.wait_s(time.monotonic()) if playing else 0.0
+            if wait > 0 and self._stop.wait(wait):  # returns early on pause
                 return None
             with step_gate(self.settings):
                 if self._stop.is_set():  # paused while waiting for a slot
