@@ -70,16 +70,20 @@ async def fuzz_part(srv: Server, n: int, seed: int) -> dict[str, Any]:
             if (i + 1) % 1000 == 0:  # away from the big messages (at 300, 500, 800 of each 1000)
                 rss_samples.append(srv.rss())
         rss["warm"], rss["end"] = rss_samples[WARMUP // 1000 - 1], rss_samples[-1]
-        # The fuzzed session still steps.
-        for msg in ({"type": "control", "action": "pause"}, {"type": "control", "action": "reset"}):
-            await ws.send(json.dumps(msg))
-        mark = len(reader.statuses)
-        await ws.send(json.dumps({"type": "control", "action": "step", "count": 2}))
-        stepped = False
+        # The fuzzed session still steps. The flood may have left its 64-command inbox full
+        # (the commands are refused `busy` then, by design): ask again every few seconds.
+        stepped, attempts = False, 0
         deadline = time.monotonic() + TIMEOUT_S
         while time.monotonic() < deadline and not reader.closed and not stepped:
-            await asyncio.sleep(0.05)
-            stepped = any(m["step"] == 2 for m in reader.statuses[mark:])
+            attempts += 1
+            for action in ("pause", "reset"):
+                await ws.send(json.dumps({"type": "control", "action": action}))
+            mark = len(reader.statuses)
+            await ws.send(json.dumps({"type": "control", "action": "step", "count": 2}))
+            again = min(deadline, time.monotonic() + 5.0)
+            while time.monotonic() < again and not reader.closed and not stepped:
+                await asyncio.sleep(0.05)
+                stepped = any(m["step"] == 2 for m in reader.statuses[mark:])
         reader.task.cancel()
     with urllib.request.urlopen(f"{srv.url}/api/health", timeout=10) as r:
         healthy = json.loads(r.read())["status"] == "ok"
@@ -95,6 +99,7 @@ async def fuzz_part(srv: Server, n: int, seed: int) -> dict[str, Any]:
         "rss_growth_mb": rss.get("end", math.nan) - rss.get("warm", math.nan),
         "rss_every_1000_mb": [round(x, 1) for x in rss_samples],
         "still_steps": stepped,
+        "still_steps_attempts": attempts,
         "alive": healthy and srv.proc.poll() is None,
     }
 
