@@ -54,7 +54,8 @@ def run(opts) -> Result:
         try:
             play.read(90)
             for _ in range(rounds):
-                bare = _rate(baseline.bare_loop(n, warmup=5))
+                # From a fresh model's first step, as the session and the lab run theirs
+                bare = _rate(baseline.bare_loop(n))
                 play.tell("go")
                 rnd = play.read(600)["round"]
                 lab = _rate(baseline.lab_loop(n, capture=False))
