@@ -152,3 +152,22 @@ def test_gpt_draws_its_first_frames_before_plotly_arrives(live_server, page):
     page.wait_for_function(f"() => {loss}.data && {loss}.data[0].x.length >= 11")
     steps = page.evaluate(f"() => {loss}.data[0].x")
     assert steps == list(range(11))  # the rows that came before plotly, drawn when it came
+
+
+def test_a_curve_with_one_point_shows_it_until_it_becomes_a_line(live_server, page):
+    """A plotly line through one point draws nothing: linear-regression's loss at step 0
+    is one point, shown as a marker; with a second point the curve is a plain line."""
+    page.goto(f"{live_server}/lab.html?lab=linear-regression&lang=en")
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+    page.wait_for_function("() => document.querySelector('.panel .chart').data?.[0].x.length === 1")
+    shown = """() => { const el = document.querySelector('.panel .chart');
+        return [el.data[0].mode, el.querySelectorAll('.scatterlayer .trace .points path').length]; }"""
+    page.wait_for_function(f"() => ({shown})()[1] === 1")
+    assert page.evaluate(shown) == ["lines+markers", 1]
+    page.click("[data-act=step]")
+    page.wait_for_function("() => document.querySelector('.panel .chart').data[0].x.length === 2")
+    page.wait_for_function(f"() => ({shown})()[0] === 'lines'")
+    assert page.evaluate(shown) == ["lines", 0]
+    assert page.evaluate(
+        "() => document.querySelector('.panel .chart .scatterlayer .trace .js-line').getAttribute('d')"
+    )

@@ -9,11 +9,22 @@ import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleCost, whenPlotly } 
  * Non-finite values are skipped (a diverged loss is shown by the readout, not an infinite axis).
  */
 export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null }) {
+  // A line through one point draws nothing: a curve shows its point as a marker until it
+  // has two (a loss at step 0, a run just reset), then becomes a plain line.
+  const points = traces.map(() => 0);
+  const modeOf = (i) => (traces[i].markers || points[i] < 2 ? 'lines+markers' : 'lines');
   const data = traces.map((tr, i) => ({
-    x: [], y: [], name: tr.name || tr.key, mode: tr.markers ? 'lines+markers' : 'lines', type: 'scatter', // SVG: scattergl needs eval, which the CSP forbids
-    ...(tr.markers ? { marker: { size: 6 } } : {}),
+    x: [], y: [], name: tr.name || tr.key, mode: modeOf(i), type: 'scatter', // SVG: scattergl needs eval, which the CSP forbids
+    marker: { size: 6 },
     line: { color: tr.color || COLORS[i % COLORS.length], width: 2, dash: tr.dash },
   }));
+  let modes = data.map((d) => d.mode); // what the chart shows now
+  const restyleModes = () => {
+    const changed = traces.map((_, i) => i).filter((i) => modeOf(i) !== modes[i]);
+    if (!changed.length) return;
+    Plotly.restyle(el, { mode: changed.map(modeOf) }, changed);
+    changed.forEach((i) => { modes[i] = modeOf(i); });
+  };
   const layout = baseLayout({
     title,
     showlegend: traces.length > 1,
@@ -34,12 +45,15 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     buffer.forEach((b, i) => { if (b.x.length) { idx.push(i); xs.push(b.x); ys.push(b.y); } });
     buffer = traces.map(() => ({ x: [], y: [] }));
     if (idx.length) Plotly.extendTraces(el, { x: xs, y: ys }, idx, maxPoints);
+    restyleModes();
   });
   whenPlotly(() => {
     if (el.lineChartOwner !== owner) return;
     // The rows that came first are drawn with the chart, not extended into it.
     buffer.forEach((b, i) => { data[i].x = b.x.slice(-maxPoints); data[i].y = b.y.slice(-maxPoints); });
     buffer = traces.map(() => ({ x: [], y: [] }));
+    data.forEach((d, i) => { d.mode = modeOf(i); });
+    modes = data.map((d) => d.mode);
     Plotly.newPlot(el, data, layout, CONFIG);
     drawn = true;
   });
@@ -50,7 +64,7 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
       for (const { step, values } of rows) {
         traces.forEach((tr, i) => {
           const v = values[tr.key];
-          if (finite(v) && (!logY || v > 0)) { buffer[i].x.push(step); buffer[i].y.push(v); count++; }
+          if (finite(v) && (!logY || v > 0)) { buffer[i].x.push(step); buffer[i].y.push(v); count++; points[i]++; }
         });
       }
       if (drawn) flush();
@@ -58,8 +72,10 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     clear() {
       buffer = traces.map(() => ({ x: [], y: [] }));
       count = 0;
+      points.fill(0);
+      modes = traces.map((_, i) => modeOf(i));
       // Keep the layout as it is now (a view may have relaid it out since creation).
-      if (drawn) Plotly.react(el, traces.map((_, i) => ({ ...data[i], x: [], y: [] })), el.layout || layout, CONFIG);
+      if (drawn) Plotly.react(el, traces.map((_, i) => ({ ...data[i], x: [], y: [], mode: modes[i] })), el.layout || layout, CONFIG);
     },
     setTitle(text) {
       if (drawn) Plotly.relayout(el, { 'title.text': text });
