@@ -59,8 +59,15 @@ class Connection:
     def reply(self, message: dict[str, Any]) -> None:
         self.box.put_text(json.dumps(message, separators=(",", ":")))
 
-    def error(self, code: str, message: str, field: str | None = None) -> None:
-        self.reply(protocol.error(code, message, field))
+    def error(
+        self,
+        code: str,
+        message: str,
+        field: str | None = None,
+        key: str | None = None,
+        values: dict | None = None,
+    ) -> None:
+        self.reply(protocol.error(code, message, field, key, values))
 
     async def _send_loop(self) -> None:
         box, ws = self.box, self.ws
@@ -156,24 +163,26 @@ class Connection:
     def _handle_raw(self, raw: dict[str, Any]) -> None:
         text = raw.get("text")
         if text is None:
-            return self.error("bad_message", "binary messages are not accepted; send JSON text")
+            msg = "binary messages are not accepted; send JSON text"
+            return self.error("bad_message", msg, key="err.binary")
         size = len(text) if len(text) * 4 <= self.settings.max_message_bytes else len(text.encode())
         if size > self.settings.max_message_bytes:
+            cap = self.settings.max_message_bytes
+            msg = f"message of {size} bytes is over the {cap} cap"
             return self.error(
-                "too_large",
-                f"message of {size} bytes is over the {self.settings.max_message_bytes} cap",
+                "too_large", msg, key="err.message_size", values={"size": size, "cap": cap}
             )
         if not self._rate_ok():
             now = time.monotonic()
             if now - self._last_busy >= 1.0:  # one reply a second, not one per message
                 self._last_busy = now
-                self.error("busy", "too many messages; slow down")
+                self.error("busy", "too many messages; slow down", key="err.slow_down")
             self._throttled = True
             return
         try:
             data = json.loads(text)
         except (ValueError, RecursionError):
-            return self.error("bad_message", "not valid JSON")
+            return self.error("bad_message", "not valid JSON", key="err.not_json")
         try:
             msg = protocol.client_message.validate_python(data)
         except ValidationError as exc:
@@ -185,7 +194,7 @@ class Connection:
             if msg.type == "control" and msg.action == "pause" and self.role == "driver":
                 self.session.interrupt()  # stop a long step now, not after it
         if self._inbox.full():
-            return self.error("busy", "too many commands waiting; slow down")
+            return self.error("busy", "too many commands waiting; slow down", key="err.queue_full")
         self._inbox.put_nowait(msg)
 
     async def _process(self) -> None:
@@ -208,7 +217,8 @@ class Connection:
             return await self._join(msg)
         s = self.session
         if s is None:
-            raise SessionError("bad_message", f"`{kind}` before `open` or `join`")
+            msg = f"`{kind}` before `open` or `join`"
+            raise SessionError("bad_message", msg, key="err.open_first")
         if kind == "subscribe":
             self.box.tensors = None if msg.tensors == "*" else set(msg.tensors)
             self.box.max_fps = msg.max_fps
@@ -218,18 +228,20 @@ class Connection:
         if kind == "seek":
             data = s.seek(msg.step)
             if data is None:
-                raise SessionError("not_found", "no recorded frame yet", "step")
+                raise SessionError("not_found", "no recorded frame yet", "step", "err.no_frame")
             self.box.put_frame(data)  # to this connection only: the others keep watching
             return
         if self.role != "driver":
-            raise SessionError("forbidden", f"viewers cannot `{kind}`; fork to drive your own")
+            msg = f"viewers cannot `{kind}`; fork to drive your own"
+            raise SessionError("forbidden", msg, key="err.viewer", values={"action": kind})
         if kind == "share":
             code = self.sessions.share(s)
             return self.reply({"type": "shared", "code": code, "url": f"/join/{code}"})
         if kind == "view":
             return s.set_view(msg.state.model_dump(exclude_none=True))
         if s.read_only and kind != "save":
-            raise SessionError("forbidden", "this is a replay of a saved run; fork it to train")
+            msg = "this is a replay of a saved run; fork it to train"
+            raise SessionError("forbidden", msg, key="err.replay")
         async with s.command_lock:
             if kind == "control":
                 await self._control(s, msg)
@@ -253,7 +265,8 @@ class Connection:
 
     async def _open(self, msg) -> None:
         if self.session is not None:
-            raise SessionError("bad_message", "this connection already has a session")
+            msg = "this connection already has a session"
+            raise SessionError("bad_message", msg, key="err.has_session")
         if msg.run is not None:
             s = await open_saved(self.sessions, self.store, msg.run, msg.mode, self.ip)
         else:
@@ -262,7 +275,8 @@ class Connection:
 
     async def _join(self, msg) -> None:
         if self.session is not None:
-            raise SessionError("bad_message", "this connection already has a session")
+            msg = "this connection already has a session"
+            raise SessionError("bad_message", msg, key="err.has_session")
         if msg.code is not None:
             s = self.sessions.by_code(msg.code, self.ip)
         else:
@@ -270,7 +284,7 @@ class Connection:
         role = "viewer"
         if msg.token is not None:
             if not secrets.compare_digest(msg.token.encode(), s.token.encode()):
-                raise SessionError("forbidden", "wrong driver token", "token")
+                raise SessionError("forbidden", "wrong driver token", "token", "err.token")
             role = "driver"
         self._attach(s, role)
 

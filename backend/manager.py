@@ -58,15 +58,19 @@ class SessionManager:
     ) -> Session:
         lab_cls = REGISTRY.get(lab_id)
         if lab_cls is None:
-            raise SessionError("not_found", f"no lab {lab_id!r}", "lab")
+            msg = f"no lab {lab_id!r}"
+            raise SessionError("not_found", msg, "lab", "err.no_lab", {"lab": lab_id})
         params = validate_params(lab_cls, raw, self.settings)
         if len(self.sessions) >= self.settings.max_sessions:
-            raise SessionError("busy", "the server is running its maximum number of sessions")
+            msg = "the server is running its maximum number of sessions"
+            raise SessionError("busy", msg, key="err.server_full")
         mine = sum(1 for s in self.sessions.values() if s.owner_ip == ip)
         if mine >= self.settings.max_sessions_per_ip:
-            raise SessionError("busy", "too many sessions from this address; close some first")
+            msg = "too many sessions from this address; close some first"
+            raise SessionError("busy", msg, key="err.address_sessions")
         if not self.opens.allow(ip):
-            raise SessionError("busy", "too many new sessions from this address; wait a minute")
+            msg = "too many new sessions from this address; wait a minute"
+            raise SessionError("busy", msg, key="err.address_new_sessions")
         session = Session(lab_cls, params, seed, self.settings, ip)
         self.sessions[session.id] = session
         try:
@@ -81,7 +85,8 @@ class SessionManager:
     def get(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
         if session is None:
-            raise SessionError("not_found", "no such session (it may have expired)", "session")
+            msg = "no such session (it may have expired)"
+            raise SessionError("not_found", msg, "session", "err.no_session")
         return session
 
     # -- classroom ------------------------------------------------------------------------
@@ -94,10 +99,12 @@ class SessionManager:
 
     def by_code(self, code: str, ip: str) -> Session:
         if not self.joins.allow(ip):
-            raise SessionError("busy", "too many join attempts from this address; wait a minute")
+            msg = "too many join attempts from this address; wait a minute"
+            raise SessionError("busy", msg, key="err.join_attempts")
         sid = self.codes.get(normalize_code(code))
         if sid is None or sid not in self.sessions:
-            raise SessionError("not_found", "no class with this code (it may have ended)", "code")
+            msg = "no class with this code (it may have ended)"
+            raise SessionError("not_found", msg, "code", "err.no_class")
         return self.sessions[sid]
 
     async def fork(self, source: Session, ip: str) -> Session:

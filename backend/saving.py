@@ -44,7 +44,7 @@ async def open_saved(
 ) -> Session:
     run = await asyncio.to_thread(store.get, run_id)
     if run is None:
-        raise SessionError("not_found", "no saved run with this id", "run")
+        raise SessionError("not_found", "no saved run with this id", "run", "err.no_run")
     state = await asyncio.to_thread(unpack_weights, run.weights)
     # Saved frames carry the run number of the session that recorded them; this is run 0.
     frames = [(st, wire.patch_header(data, {"run": 0})) for st, data in run.frames]

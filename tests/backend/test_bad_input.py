@@ -43,10 +43,11 @@ def test_oversized_and_binary_messages(client):
         ws.send_text(json.dumps({"type": "infer", "input": {"x": "a" * 300_000}}))
         err = expect_error(ws, "too_large")
         assert "262144" in err["message"]
+        assert err["key"] == "err.message_size" and err["values"]["cap"] == 262144
         ws.send_text(json.dumps({"type": "infer", "input": {"x": "好" * 90_000}}))  # 270 KB
         expect_error(ws, "too_large")
         ws.send_bytes(b"\x00\x01")
-        expect_error(ws, "bad_message")
+        assert expect_error(ws, "bad_message")["key"] == "err.binary"
         assert step(ws, 1)[-1]["step"] == 1
 
 
@@ -54,17 +55,18 @@ def test_messages_before_open(client):
     with client.websocket_connect("/ws") as ws:
         send(ws, {"type": "control", "action": "step"})
         err = expect_error(ws, "bad_message")
-        assert "before" in err["message"]
+        assert "before" in err["message"] and err["key"] == "err.open_first"
         send(ws, {"type": "join", "session": "nope"})
         err = expect_error(ws, "not_found")
-        assert err["field"] == "session"
+        assert err["field"] == "session" and err["key"] == "err.no_session"
 
 
 def test_unknown_lab(client):
     with client.websocket_connect("/ws") as ws:
         send(ws, {"type": "open", "lab": "no-such-lab"})
         err = expect_error(ws, "not_found")
-        assert err["field"] == "lab"
+        assert err["field"] == "lab" and err["key"] == "err.no_lab"
+        assert err["values"] == {"lab": "no-such-lab"}
         open_lab(ws, "linear-regression")  # the same connection can still open one
 
 

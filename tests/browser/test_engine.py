@@ -171,3 +171,12 @@ def test_a_curve_with_one_point_shows_it_until_it_becomes_a_line(live_server, pa
     assert page.evaluate(
         "() => document.querySelector('.panel .chart .scatterlayer .trace .js-line').getAttribute('d')"
     )
+
+
+def test_a_refusal_reads_in_the_pages_language(live_server, page):
+    """The server names its message (`key`); a Chinese page shows the Chinese string."""
+    page.goto(f"{live_server}/lab.html?lab=linear-regression&lang=zh")
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+    page.evaluate("() => window.shaomai.client.send({type: 'join', session: 'another'})")
+    page.wait_for_function("() => !document.querySelector('#toast').hidden")
+    assert page.inner_text("#toast") == "消息有误: 这个连接已经有一个会话了"
