@@ -99,10 +99,11 @@ _PICTURES: ThreadPoolExecutor | None = None
 def picture_pool() -> ThreadPoolExecutor:
     """Helper threads that draw a frame's picture while a session's backward pass runs.
 
-    A backward pass on the CPU releases the GIL for its whole length (~40% of a gpt step),
-    so a picture drawn then costs the training thread nothing; drawn on that thread, the
-    same picture and its encoding cost ~4% of the steps (see Lab.beside_backward). One
-    thread a core: at most that many sessions step at once (StepGate)."""
+    A backward pass on the CPU runs mostly without the GIL (~40% of a gpt step; it takes the
+    GIL back only to free tensors that have Python objects), so a picture drawn then costs
+    the training thread a third of what it costs drawn on that thread (~4% of the steps;
+    see Lab.beside_backward). One thread a core: at most that many sessions step at once
+    (StepGate)."""
     global _PICTURES
     with _INIT:
         if _PICTURES is None:

@@ -121,7 +121,7 @@ class Lab:
 
     @contextmanager
     def beside_backward(self) -> Iterator[None]:
-        """Lab: wrap the backward pass. It releases the GIL for its whole length, so a
+        """Lab: wrap the backward pass. It runs mostly without the GIL, so a
         deferred picture is drawn on a helper thread meanwhile, and is done before the block
         is left: it sees the weights of the step it belongs to. (Small work, such as scoring
         a batch, costs more handed to a thread than done in line: measured.)"""

@@ -98,7 +98,7 @@ def test_gpt_trains_redraws_scrubs_back_and_generates(live_server, page):
 def test_a_refused_prompt_is_explained_in_the_page_language(live_server, page):
     """The server names its error (key + values): a Chinese page shows the Chinese text."""
     page.goto(f"{live_server}/lab.html?lab=gpt&lang=zh")
-    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('step') === 0")
+    ready(page)  # the first frame fills the form with an example prompt: type after it
     page.fill(".gpt-gen-form textarea", "<s>01Z|")
     page.click(".gen-go")
     page.wait_for_selector("#toast:not([hidden])")
