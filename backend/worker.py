@@ -101,9 +101,9 @@ def picture_pool() -> ThreadPoolExecutor:
 
     A backward pass on the CPU runs mostly without the GIL (~40% of a gpt step; it takes the
     GIL back only to free tensors that have Python objects), so a picture drawn then costs
-    the training thread a third of what it costs drawn on that thread (~4% of the steps;
-    see Lab.beside_backward). One thread a core: at most that many sessions step at once
-    (StepGate)."""
+    the training thread less than one drawn on that thread: measured at 30 frames a second,
+    2-3% of a session's steps instead of 5-6% (see Lab.beside_backward). One thread a core:
+    at most that many sessions step at once (StepGate)."""
     global _PICTURES
     with _INIT:
         if _PICTURES is None:
