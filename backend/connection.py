@@ -59,15 +59,9 @@ class Connection:
     def reply(self, message: dict[str, Any]) -> None:
         self.box.put_text(json.dumps(message, separators=(",", ":")))
 
-    def error(
-        self,
-        code: str,
-        message: str,
-        field: str | None = None,
-        key: str | None = None,
-        values: dict | None = None,
-    ) -> None:
-        self.reply(protocol.error(code, message, field, key, values))
+    def error(self, *args: Any, **kwargs: Any) -> None:
+        """Reply with a protocol `error` (protocol.error's arguments)."""
+        self.reply(protocol.error(*args, **kwargs))
 
     async def _send_loop(self) -> None:
         box, ws = self.box, self.ws

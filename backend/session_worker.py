@@ -93,15 +93,14 @@ class WorkerSide:
             if capture:
                 self._framed_step = self._wstep
                 if frame.finish is not None and finite:  # sent with the steps before it
-                    rows, self._unsent = self._unsent, []
-                    self._reported_at = time.monotonic()
+                    rows = self._take_unsent()
                     self.lab.defer(lambda f=frame, r=rows: self._send_later(f, epoch, r))
                 else:
                     self._flush(epoch, (self._wstep, self._encode(frame, epoch)))
             elif not finite and self.lab.trains:  # show the whole picture of where it blew up
                 full = self.lab.snapshot()
                 full.step, full.scalars = self._wstep, frame.scalars
-                self._flush(epoch, (self._wstep, wire.encode(full, self._extra(epoch))))
+                self._flush(epoch, (self._wstep, self._encode(full, epoch)))
             elif time.monotonic() - self._reported_at >= REPORT_EVERY_S:
                 self._flush(epoch)
             if self.lab.trains and not finite:
@@ -119,18 +118,23 @@ class WorkerSide:
             frame.finish()
         return wire.encode(frame, self._extra(epoch))
 
-    def _flush(self, epoch: int, frame: tuple[int, bytes] | None = None) -> None:
-        """Report the steps not yet reported (and a frame) to the loop in one wake-up."""
+    def _take_unsent(self) -> list[tuple[int, dict]]:
+        """The steps not yet reported; from now on they count as reported."""
         rows, self._unsent = self._unsent, []
         self._reported_at = time.monotonic()
+        return rows
+
+    def _flush(self, epoch: int, frame: tuple[int, bytes] | None = None) -> None:
+        """Report the steps not yet reported (and a frame) to the loop in one wake-up."""
+        rows = self._take_unsent()
         if rows or frame is not None:
             self._loop.call_soon_threadsafe(self._report, epoch, rows, frame)
 
     def _send_later(self, frame: wire.Frame, epoch: int, rows: list[tuple[int, dict]]) -> None:
         """A picture drawn beside a backward pass (or at settle), sent with its step and the
         steps before it that were not reported yet."""
-        data = self._encode(frame, epoch)
-        self._loop.call_soon_threadsafe(self._report, epoch, rows, (frame.step, data))
+        report = (epoch, rows, (frame.step, self._encode(frame, epoch)))
+        self._loop.call_soon_threadsafe(self._report, *report)
 
     def _flush_frame(self, epoch: int) -> None:
         """Send the current step's picture if the last step ran without one."""
