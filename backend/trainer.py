@@ -1,0 +1,360 @@
+"""The trainer: a training lab declares its arms, data, loss and picture; the engine trains.
+
+A `TrainingLab` says how its Params become one or more arms (`arms()`: a model build, an
+optimizer config, a seed, a label), what one batch is (`batch(gen)`, shared by every arm:
+the arms step in lockstep on the same data), the loss of one arm (`loss(arm, batch)`), and
+optionally extra scalars, an evaluation and the arm's picture. The engine owns the loop:
+zero_grad, backward, clipping (its coefficient as the scalar `clip_coef`), per-stage
+gradient norms as scalars (`grad_norm.<stage>`), the live learning rate and its schedule,
+the optimizer step, evaluation cadence, divergence per arm, and a `state_dict` holding every
+arm's model and optimizer and every generator, so a fork continues on the same batches.
+
+Scalars: one arm keeps plain names (`loss`, `grad_norm.embed`, ...); several arms name
+theirs `arm.<i>.loss`, ... and the top-level `loss` is the mean of the finite arms' losses
+(non-finite only once every arm has diverged, which ends the session). Tensors of several
+arms are prefixed `arm.<i>.`; a captured frame's meta has `arms: [{label, title, diverged}]`.
+The contract is written out in docs/trainer.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor, nn
+
+from backend.labs.base import Frame, Lab, LabParams, TensorOut
+from backend.optim import OptimConfig
+
+try:  # helper M's shared stage naming; models.gpt / models.mlp until it lands
+    from models.stages import grad_stages, stage_grad_norms
+except ImportError:  # pragma: no cover - transitional
+    from models.gpt import grad_stages as _gpt_stages
+    from models.gpt import stage_grad_norms
+
+    def grad_stages(model: nn.Module) -> list[tuple[str, list[nn.Parameter]]]:
+        if hasattr(model, "blocks"):
+            return _gpt_stages(model)
+        if hasattr(model, "linears"):
+            lins = model.linears()
+            n = len(lins) - 1
+            return [
+                (f"layers.{i}" if i < n else "out", list(lin.parameters()))
+                for i, lin in enumerate(lins)
+            ]
+        return []
+
+
+Stages = list[tuple[str, list[nn.Parameter]]]
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """One arm of a training lab: what to build and how to train it."""
+
+    label: str  # short id shown in legends, e.g. "MHA", "Adam"
+    build: Callable[[], nn.Module]  # called under torch.manual_seed(seed)
+    optim: OptimConfig
+    seed: int
+    title: dict[str, str] | None = None  # {"zh": ..., "en": ...}
+
+
+@dataclass(eq=False)
+class Arm:
+    """An arm at run time: its model, optimizer, own generator and last step's numbers."""
+
+    index: int
+    spec: ArmSpec
+    model: nn.Module
+    optimizer: torch.optim.Optimizer
+    generator: torch.Generator  # the arm's own randomness (seeded from spec.seed)
+    stages: Stages  # (label, params) per gradient stage, found once (models.stages)
+    params: list[nn.Parameter]  # every parameter, listed once (no module walk per step)
+    prefix: str = ""  # "" with one arm, "arm.<i>." with several
+    diverged: bool = False
+    scalars: dict[str, float] = field(default_factory=dict)  # the last step's (unprefixed)
+    grad_norms: list[float] = field(default_factory=list)  # the last backward's, per stage
+
+    @property
+    def stage_labels(self) -> list[str]:
+        return [label for label, _ in self.stages]
+
+    def grad_norm_tensor(self, dtype: str = "f32") -> TensorOut | None:
+        """The last backward's stage norms as the `grad_norm` bars (None before any)."""
+        if not self.grad_norms:
+            return None
+        return TensorOut("grad_norm", self.grad_norms, dtype, self.stage_labels)
+
+
+class TrainingLab(Lab):
+    """A lab declares; the engine trains. A subclass implements `arms`, `batch` and `loss`,
+    and may implement the other hooks; it does not write zero_grad/backward/step."""
+
+    # -- declared knobs (class attributes, or properties reading self.params) -------------
+    clip_norm: ClassVar[float | None] = None  # clip every arm's gradient to this norm
+    eval_every: ClassVar[int | None] = None  # steps between `evaluate` calls (None: never)
+    stream_lr: ClassVar[bool] = False  # report the live learning rate as scalar `lr`
+    stream_grad_norms: ClassVar[bool] = True  # report `grad_norm.<stage>` every step
+
+    def __init__(self, params: LabParams, seed: int, device: torch.device):
+        super().__init__(params, seed, device)
+        self.t = 0  # optimizer updates taken (a step with no batch takes none)
+        self.setup()
+        self.data_gen = self.data_generator()
+        specs = self.arms()
+        if not specs:
+            raise ValueError(f"lab {self.id!r} declared no arms")
+        self.arm_list = [self._make_arm(i, s, len(specs) > 1) for i, s in enumerate(specs)]
+
+    # -- what a lab declares --------------------------------------------------------------
+    def setup(self) -> None:
+        """Build the data and anything else the lab needs, before its arms are built."""
+
+    def arms(self) -> list[ArmSpec]:
+        """The arms to train, from `self.params` (one for a single-model lab)."""
+        raise NotImplementedError
+
+    def data_generator(self) -> torch.Generator:
+        """The generator every batch is drawn from (saved in state_dict)."""
+        return torch.Generator().manual_seed(self.seed)
+
+    def batch(self, gen: torch.Generator) -> Any:
+        """One batch, shared by every arm (lockstep). None: nothing to learn this step (no
+        update; the arms' scalars are still measured)."""
+        raise NotImplementedError
+
+    def loss(self, arm: Arm, batch: Any) -> Tensor | tuple[Tensor, Any]:
+        """The training loss of one arm on the batch; or (loss, out) to hand `out` (e.g.
+        the logits) to `arm_scalars`."""
+        raise NotImplementedError
+
+    def arm_scalars(self, arm: Arm, batch: Any, out: Any) -> dict[str, float]:
+        """Extra scalars of one arm, after its optimizer step (batch and out are None when
+        nothing was learned, or at a snapshot). A `loss` here replaces the batch's loss
+        (e.g. the whole data set's loss after the step)."""
+        return {}
+
+    def schedule(self, t: int) -> float:
+        """The learning-rate multiplier at update t (0-based): warm-up, decay, ..."""
+        return 1.0
+
+    def eval_due(self, arm: Arm, scalars: dict[str, float]) -> bool:
+        """Evaluate after this step? (`self.t` is the updates taken, this one included.)"""
+        every = self.eval_every
+        return bool(every) and self.t % every == 0
+
+    def evaluate(self, arm: Arm) -> dict[str, float]:
+        """Held-out scalars of one arm, merged into the step's scalars when due."""
+        return {}
+
+    def stages(self, model: nn.Module) -> Stages:
+        """The gradient stages of a model (default: models.stages' shared naming)."""
+        return grad_stages(model)
+
+    def picture(self, arm: Arm) -> list[TensorOut] | tuple[list[TensorOut], dict[str, Any]]:
+        """One arm's tensors for a sent frame (and optionally its meta). With
+        `pictures_later`, it may be drawn while the next step's backward runs: read only
+        the weights and what the step does not change (not .grad, not the batch cursor)."""
+        return []
+
+    def frame_meta(self) -> dict[str, Any]:
+        """The meta of a sent frame, fixed when the step ends."""
+        return {}
+
+    def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
+        """One arm's scalars without stepping (step 0, after a live change)."""
+        return self.arm_scalars(arm, None, None)
+
+    def lab_state(self) -> dict[str, Any]:
+        """The lab's own state for a fork (cursors, counters), beside the engine's."""
+        return {}
+
+    def load_lab_state(self, state: dict[str, Any]) -> None:
+        return None
+
+    # -- single-arm conveniences -----------------------------------------------------------
+    @property
+    def arm(self) -> Arm:
+        return self.arm_list[0]
+
+    @property
+    def model(self) -> nn.Module:
+        return self.arm_list[0].model
+
+    @property
+    def opt(self) -> torch.optim.Optimizer:
+        return self.arm_list[0].optimizer
+
+    # -- the engine -----------------------------------------------------------------------
+    def _make_arm(self, i: int, spec: ArmSpec, several: bool) -> Arm:
+        torch.manual_seed(spec.seed)
+        model = spec.build().to(self.device)
+        return Arm(
+            index=i,
+            spec=spec,
+            model=model,
+            optimizer=spec.optim.build(model.parameters()),
+            generator=torch.Generator().manual_seed(spec.seed),
+            stages=self.stages(model),
+            params=list(model.parameters()),
+            prefix=f"arm.{i}." if several else "",
+        )
+
+    def update_live(self, params: LabParams) -> None:
+        """Live params: every arm's optimizer takes its new config's numbers (lr, β, ...)."""
+        self.params = params
+        for arm, spec in zip(self.arm_list, self.arms(), strict=True):
+            if spec.optim != arm.spec.optim:
+                arm.spec = replace(arm.spec, optim=spec.optim)
+                spec.optim.apply(arm.optimizer)
+
+    def step(self, capture: bool, later: bool = False) -> Frame:
+        mult = self.schedule(self.t)
+        batch = self.batch(self.data_gen)
+        if batch is not None:
+            self.t += 1
+        for arm in self.arm_list:
+            if not arm.diverged:
+                arm.scalars = self._train(arm, batch, mult)
+        return self._frame(self._scalars(), capture, later and self.pictures_later)
+
+    def _train(self, arm: Arm, batch: Any, mult: float) -> dict[str, float]:
+        """One arm's update on the shared batch; its scalars, unprefixed."""
+        scalars: dict[str, float] = {}
+        if batch is not None:
+            lr = arm.spec.optim.lr * mult
+            opt = arm.optimizer
+            for group in opt.param_groups:
+                group["lr"] = lr
+            loss, out = self._loss(arm, batch)
+            opt.zero_grad(set_to_none=True)
+            with self.beside_backward():  # a deferred picture is drawn meanwhile
+                loss.backward()
+            if self.stream_grad_norms and arm.stages:
+                arm.grad_norms = stage_grad_norms(arm.stages)
+            clip = self.clip_norm
+            if clip is not None:
+                total = float(torch.nn.utils.clip_grad_norm_(arm.params, clip))
+                coef = min(1.0, clip / (total + 1e-6)) if math.isfinite(total) else 0.0
+            opt.step()
+            scalars["loss"] = loss.item()
+            if self.stream_lr:
+                scalars["lr"] = lr
+            if clip is not None:
+                scalars["clip_coef"] = coef
+        else:
+            out = None
+        scalars.update(self.arm_scalars(arm, batch, out))
+        if batch is not None and self.stream_grad_norms:
+            for label, g in zip(arm.stages, arm.grad_norms, strict=True):
+                scalars[f"grad_norm.{label[0]}"] = g
+        if self.eval_due(arm, scalars):
+            scalars.update(self.evaluate(arm))
+        loss_now = scalars.get("loss")
+        if loss_now is not None and not math.isfinite(loss_now):
+            arm.diverged = True
+        return scalars
+
+    def _loss(self, arm: Arm, batch: Any) -> tuple[Tensor, Any]:
+        got = self.loss(arm, batch)
+        return got if isinstance(got, tuple) else (got, None)
+
+    def gradient_at_rest(self, arm: Arm, batch: Any) -> Tensor:
+        """The loss of `batch` and its gradient at the current weights, without a step (a
+        snapshot's). The stage norms land in `arm.grad_norms`; p.grad holds the gradient
+        until the caller's `arm.optimizer.zero_grad()`."""
+        loss, _ = self._loss(arm, batch)
+        arm.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if arm.stages:
+            arm.grad_norms = stage_grad_norms(arm.stages)
+        return loss
+
+    def _scalars(self) -> dict[str, float]:
+        """The step's scalars: one arm's as they are; several, prefixed, with a mean loss."""
+        if len(self.arm_list) == 1:
+            return self.arm_list[0].scalars
+        losses = [a.scalars.get("loss") for a in self.arm_list if not a.diverged]
+        finite = [v for v in losses if v is not None]
+        out: dict[str, float] = {}
+        if finite:
+            out["loss"] = sum(finite) / len(finite)
+        elif any(a.scalars.get("loss") is not None for a in self.arm_list):
+            out["loss"] = math.nan  # every arm has diverged: the session stops
+        for arm in self.arm_list:
+            for k, v in arm.scalars.items():
+                out[arm.prefix + k] = v
+            if arm.diverged:
+                out[arm.prefix + "diverged"] = 1.0
+        return out
+
+    def _frame(self, scalars: dict[str, float], capture: bool, later: bool = False) -> Frame:
+        frame = Frame(scalars=scalars)
+        if not capture:
+            return frame
+        meta = self.frame_meta()  # fixed now: the step may be left before the picture
+        meta["arms"] = [
+            {"label": a.spec.label, "title": a.spec.title, "diverged": a.diverged}
+            for a in self.arm_list
+        ]
+
+        def finish() -> None:
+            tensors: list[TensorOut] = []
+            extra: dict[str, Any] = {}
+            several = len(self.arm_list) > 1
+            for arm in self.arm_list:
+                got = self.picture(arm)
+                outs, arm_meta = got if isinstance(got, tuple) else (got, {})
+                if several:
+                    tensors += [replace(t, name=arm.prefix + t.name) for t in outs]
+                    meta["arms"][arm.index].update(arm_meta)
+                else:
+                    tensors += outs
+                    extra.update(arm_meta)
+            frame.tensors = tensors
+            frame.meta = {**extra, **meta}
+
+        if later:
+            frame.finish = finish
+        else:
+            finish()
+        return frame
+
+    def snapshot(self) -> Frame:
+        for arm in self.arm_list:
+            arm.scalars = self.snapshot_scalars(arm)
+        return self._frame(self._scalars(), True)
+
+    # -- persistence ----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "t": self.t,
+            "data_gen": self.data_gen.get_state(),
+            "arms": [
+                {
+                    "model": a.model.state_dict(),
+                    "opt": a.optimizer.state_dict(),
+                    "gen": a.generator.get_state(),
+                    "diverged": a.diverged,
+                    "scalars": dict(a.scalars),
+                    "grad_norms": list(a.grad_norms),
+                }
+                for a in self.arm_list
+            ],
+            "lab": self.lab_state(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.t = state["t"]
+        self.data_gen.set_state(state["data_gen"])
+        for arm, s in zip(self.arm_list, state["arms"], strict=True):
+            arm.model.load_state_dict(s["model"])
+            arm.optimizer.load_state_dict(s["opt"])
+            arm.generator.set_state(s["gen"])
+            arm.diverged = s["diverged"]
+            arm.scalars = dict(s["scalars"])
+            arm.grad_norms = list(s["grad_norms"])
+        self.load_lab_state(state.get("lab", {}))
