@@ -6,7 +6,7 @@
 import './gpt/strings.js';
 import { setText } from '../core/dom.js';
 import { pick, t } from '../core/i18n.js';
-import { attentionGrid } from '../components/attentionGrid.js';
+import { mapGrid } from '../components/mapGrid.js';
 import { tokenStrip } from '../components/tokenStrip.js';
 import { probBars } from '../components/probBars.js';
 import { panel } from '../components/panel.js';
@@ -74,7 +74,14 @@ export default function mount(root, ctx) {
   side.append(nextTitle, next.el, facts.el);
   attnRow.append(attnMain, side);
   pAttn.body.append(attnRow);
-  const attn = attentionGrid(gridEl, { store });
+  const tokenOf = (n) => (last && last.meta.tokens[n] !== undefined ? last.meta.tokens[n] : String(n));
+  const attn = mapGrid(gridEl, {
+    onHover: (h) => store.set('hoverToken', h ? h.row : null), // the query token, in every view
+    tip: (h) => `${t('gpt.layer_short')}${h.group} ${t('gpt.head_short')}${h.map} · ${tokenOf(h.row)} (${h.row}) → ${tokenOf(h.col)} (${h.col}) · ${h.masked ? t('gpt.masked') : h.value.toFixed(3)}`,
+  });
+  attn.canvas.classList.add('attn-main'); // the names the page's tests and styles know
+  attn.tip.classList.add('attn-tip');
+  attn.zoom.classList.add('attn-zoom');
 
   // -- curves -------------------------------------------------------------------------------
   const pLoss = panel(grid, 'gpt.loss_chart');
@@ -236,7 +243,15 @@ export default function mount(root, ctx) {
     const m = last.meta;
     const patterns = [];
     for (let l = 0; l < m.n_layers; l++) patterns.push(last.tensors[`blocks.${l}.attn.hook_pattern`]);
-    attn.draw({ patterns, tokens: m.tokens, causal: m.causal });
+    const T = m.tokens.length;
+    attn.draw(patterns, {
+      groupLabels: patterns.map((_, l) => `${t('gpt.layer_short')}${l}`),
+      mapLabels: Array.from({ length: m.n_heads }, (_, h) => `${t('gpt.head_short')}${h}`),
+      rowLabels: m.tokens, colLabels: m.tokens, rowTitle: t('gpt.query'), colTitle: t('gpt.key'),
+      title: (layer, head) => t('gpt.zoom_title', { layer, head }),
+      masked: m.causal ? (i, j) => j > i : null,
+      aria: t('gpt.grid_aria', { layers: m.n_layers, heads: m.n_heads, tokens: T }),
+    });
     setText(exampleLabel, t('gpt.example'));
     const target = last.tensors.target_prob.data;
     strip.show(m.tokens, {
@@ -268,7 +283,11 @@ export default function mount(root, ctx) {
     }
   }
 
-  store.on('hoverToken', () => { drawNext(); drawSecondary(); });
+  store.on('hoverToken', (k) => {
+    attn.mark(k === null || k === undefined ? null : { row: k, col: k }); // as a query and as a key
+    drawNext();
+    drawSecondary();
+  });
   store.on('role', (r) => gen.setReadOnly(r !== 'driver')); // viewers watch generations, not start them
   drawLeak();
   drawLegend();

@@ -8,7 +8,7 @@ import { lineChart } from '../components/lineChart.js';
 import { bars } from '../components/bars.js';
 import { readout } from '../components/readout.js';
 import { panel } from '../components/panel.js';
-import { makeLut } from '../components/neuronMaps.js';
+import { makeLut } from '../components/mapGrid.js';
 import { networkDiagram } from '../components/networkDiagram.js';
 import { Plotly, throttleFrame } from '../components/plot.js';
 

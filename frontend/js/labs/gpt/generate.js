@@ -3,7 +3,7 @@
 // looked in every layer and head, the KV cache growing a row per token, and the work done
 // with and without the cache. Everything shown comes from the server's infer frames.
 import { t } from '../../core/i18n.js';
-import { fitCanvas, paintMatrix } from '../../components/attentionGrid.js';
+import { fitCanvas, paintMap } from '../../components/mapGrid.js';
 import { probBars } from '../../components/probBars.js';
 import { baseLayout, CONFIG, fmt, Plotly, whenPlotly } from '../../components/plot.js';
 
@@ -123,7 +123,7 @@ export function generatePanel(body, { infer }) {
     for (let l = 0; l < L; l++) {
       const y = top + l * (H * rowH + 6);
       ctx.fillText(`${t('gpt.layer_short')}${l}`, 2, y + (H * rowH) / 2);
-      paintMatrix(ctx, tensor.data, l * H * T, H, T, labelW, y, T * cell, H * rowH);
+      paintMap(ctx, tensor.data, l * H * T, H, T, labelW, y, T * cell, H * rowH);
     }
     if (top > 4) {
       (m.context || []).forEach((tok, j) => {
