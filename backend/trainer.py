@@ -75,6 +75,7 @@ class Arm:
     params: list[nn.Parameter]  # every parameter, listed once (no module walk per step)
     prefix: str = ""  # "" with one arm, "arm.<i>." with several
     diverged: bool = False
+    last_loss: float = math.nan  # the batch's loss of the last update (before arm_scalars)
     scalars: dict[str, float] = field(default_factory=dict)  # the last step's (unprefixed)
     grad_norms: list[float] = field(default_factory=list)  # the last backward's, per stage
 
@@ -240,7 +241,7 @@ class TrainingLab(Lab):
                 total = float(torch.nn.utils.clip_grad_norm_(arm.params, clip))
                 coef = min(1.0, clip / (total + 1e-6)) if math.isfinite(total) else 0.0
             opt.step()
-            scalars["loss"] = loss.item()
+            scalars["loss"] = arm.last_loss = loss.item()
             if self.stream_lr:
                 scalars["lr"] = lr
             if clip is not None:
@@ -348,13 +349,21 @@ class TrainingLab(Lab):
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        if "arms" not in state:  # a run saved before the trainer: one model, one optimizer
+            state = {
+                "t": state.get("t", 0),
+                "data_gen": state.get("gen", self.data_gen.get_state()),
+                "arms": [{"model": state["model"], "opt": state["opt"]}],
+                "lab": state,
+            }
         self.t = state["t"]
         self.data_gen.set_state(state["data_gen"])
         for arm, s in zip(self.arm_list, state["arms"], strict=True):
             arm.model.load_state_dict(s["model"])
             arm.optimizer.load_state_dict(s["opt"])
-            arm.generator.set_state(s["gen"])
-            arm.diverged = s["diverged"]
-            arm.scalars = dict(s["scalars"])
-            arm.grad_norms = list(s["grad_norms"])
+            if "gen" in s:
+                arm.generator.set_state(s["gen"])
+            arm.diverged = s.get("diverged", False)
+            arm.scalars = dict(s.get("scalars", {}))
+            arm.grad_norms = list(s.get("grad_norms", []))
         self.load_lab_state(state.get("lab", {}))

@@ -12,9 +12,9 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
-from backend.labs.base import Frame, LabError, TensorOut
+from backend.labs.base import Frame, LabInput, TensorOut
 from models.generate import GenStep, generate_steps
 from models.gpt import GPT
 from models.hooks import capture
@@ -112,25 +112,16 @@ def example_picture(model: GPT, source: Any) -> tuple[list[TensorOut], dict[str,
     return tensors, meta
 
 
-class InferInput(BaseModel):
-    """`infer` input: a prompt and how to sample; anything else is refused."""
+class InferInput(LabInput):
+    """`infer` input (the lab's declared `Input`): a prompt and how to sample; anything else
+    is refused, with the field's path."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     prompt: str = Field(min_length=1, max_length=2000)
     max_new: int = Field(40, ge=1, le=200)
     temperature: float = Field(0.8, ge=0.0, le=5.0)  # 0 = greedy
     top_k: int = Field(0, ge=0, le=4096)  # 0 = off
     top_p: float = Field(1.0, gt=0.0, le=1.0)  # 1 = off
     use_cache: bool = True
-
-
-def parse_input(data: dict[str, Any]) -> InferInput:
-    try:
-        return InferInput.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise LabError(f"{loc}: {err['msg']}", field=f"input.{loc}" if loc else "input") from None
 
 
 def generation_frames(

@@ -45,7 +45,6 @@ class TaskSource:
         self.vocab_size = self.task.vocab_size
         self.n_ctx = self.task.x_len
         self.default_steps = default_recipe(self.task).steps
-        self.gen = torch.Generator().manual_seed(seed)
         # A different stream from training; tiny tasks (modadd) overlap it anyway.
         self.eval_x, self.eval_y, self.eval_mask = self.task.sample(
             TASK_EVAL, torch.Generator().manual_seed(seed + 1_000_003)
@@ -54,8 +53,8 @@ class TaskSource:
         self.example_x, self.example_y, self.example_mask = ex.x, ex.y, ex.mask
         self._symbol = re.compile(r"\d+|[+=]" if name == "modadd" else re.escape(BOS) + r"|\S")
 
-    def batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
-        return self.task.sample(size, self.gen)
+    def batch(self, size: int, gen: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
+        return self.task.sample(size, gen)
 
     @staticmethod
     def loss(logits: Tensor, y: Tensor, mask: Tensor) -> Tensor:
@@ -125,7 +124,6 @@ class TextSource:
         # A short text cannot fill a long window: the context is what it can supply.
         self.n_ctx = max(1, min(n_ctx, len(self.train_ids) - 1))
         self.default_steps = 3000
-        self.gen = torch.Generator().manual_seed(seed)
         n_val = max(1, min(self.n_ctx, len(self.val_ids) - 1))
         span = len(self.val_ids) - n_val  # number of possible window starts
         starts = torch.linspace(0, span - 1, min(TEXT_EVAL_WINDOWS, span)).round().long()
@@ -138,8 +136,8 @@ class TextSource:
         self.example_mask = [True] * n_ex
         self.prompt_ids = head[: min(SAMPLE_PROMPT, n_ex)].tolist()
 
-    def batch(self, size: int) -> tuple[Tensor, Tensor, None]:
-        x, y = lm_batch(self.train_ids, size, self.n_ctx, self.gen)
+    def batch(self, size: int, gen: torch.Generator) -> tuple[Tensor, Tensor, None]:
+        x, y = lm_batch(self.train_ids, size, self.n_ctx, gen)
         return x, y, None
 
     @staticmethod

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from backend.protocol import Refusal
 from backend.wire import Frame, TensorOut
 from backend.worker import picture_pool
 
-__all__ = ["Frame", "Lab", "LabError", "LabParams", "TensorOut", "param"]
+__all__ = ["Frame", "Lab", "LabError", "LabInput", "LabParams", "TensorOut", "param"]
 
 
 class LabError(Refusal):
@@ -41,6 +42,41 @@ class LabParams(BaseModel):
     """Base of every lab's Params: unknown fields and NaN/inf are refused."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+class LabInput(BaseModel):
+    """Base of a lab's declared `Input` and `Actions` models: unknown fields and NaN/inf
+    are refused. Validators see the lab as `info.context["lab"]` (bounds that depend on
+    the model built); a PydanticCustomError whose type is a message key (`<lab>.err_*`,
+    `err.*`) is refused with that key, its context as the values and its message as is."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+@lru_cache(maxsize=64)
+def _adapter(tp: Any) -> TypeAdapter:
+    return TypeAdapter(tp)
+
+
+def validate_input(tp: Any, data: Any, lab: Lab | None = None) -> Any:
+    """`data` as the declared model `tp` (a model or a union of models tagged by `action`),
+    or a LabError naming the offending field (`input.layer`)."""
+    try:
+        return _adapter(tp).validate_python(data, context={"lab": lab})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = list(err["loc"])
+        kind = err["type"]
+        if kind in ("union_tag_invalid", "union_tag_not_found"):
+            loc = [str(err.get("ctx", {}).get("discriminator", "action")).strip("'")]
+        elif loc and isinstance(data, dict) and loc[0] == data.get("action"):
+            loc = loc[1:]  # a tagged union's errors start with the tag: drop it
+        path = ".".join(str(p) for p in loc)
+        field = f"input.{path}" if path else "input"
+        if "." in kind or kind.startswith("err_"):  # a message key (PydanticCustomError)
+            values = {k: v for k, v in (err.get("ctx") or {}).items()} or None
+            raise LabError(err["msg"], field=field, key=kind, values=values) from None
+        raise LabError(f"{path}: {err['msg']}" if path else err["msg"], field=field) from None
 
 
 def param(
@@ -90,6 +126,11 @@ class Lab:
     title: ClassVar[dict[str, str]]  # {"zh": ..., "en": ...}
     description: ClassVar[dict[str, str]]
     Params: ClassVar[type[LabParams]]
+    # Declared `infer` input and lab actions (LabInput models; Actions may be a union of
+    # models tagged by their `action` field). The engine validates them before the lab's
+    # `answer(inp)` / `act(action)` sees them; a message with an `action` is an action.
+    Input: ClassVar[Any] = None
+    Actions: ClassVar[Any] = None
     # Tensor names this lab's frames carry (for the catalog, subscribe and docs).
     tensors: ClassVar[tuple[str, ...]] = ()
     # False for labs whose step only recomputes a picture (no training, no divergence check).
@@ -155,8 +196,25 @@ class Lab:
         return Frame()
 
     def infer(self, data: dict[str, Any]) -> Iterator[Frame]:
-        """Run inference on user input; yields frames (e.g. one per generated token)."""
+        """Run inference on user input or a lab action; yields frames (e.g. one per
+        generated token). Validates `data` against the declared `Actions` or `Input` and
+        hands the model to `act` or `answer`; a lab without either may override this."""
+        acts = self.Actions is not None and (
+            self.Input is None or (isinstance(data, dict) and "action" in data)
+        )
+        if acts:
+            return self.act(validate_input(self.Actions, data, self))
+        if self.Input is not None:
+            return self.answer(validate_input(self.Input, data, self))
         raise LabError(f"lab {self.id!r} has no inference", code="bad_message", field="input")
+
+    def answer(self, inp: Any) -> Iterator[Frame]:
+        """Inference on a validated `Input`."""
+        raise NotImplementedError
+
+    def act(self, action: Any) -> Iterator[Frame]:
+        """A validated lab action (`Actions`): a button, an edited weight."""
+        raise NotImplementedError
 
     def update_live(self, params: LabParams) -> None:
         """Apply params whose fields are all `live` without rebuilding."""

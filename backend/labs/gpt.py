@@ -17,19 +17,21 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import torch
 
 from backend.labs import register
-from backend.labs._gpt_frames import example_picture, generation_frames, parse_input
+from backend.labs._gpt_frames import InferInput, example_picture, generation_frames
 from backend.labs._gpt_params import TASKS, TEXTS, Params
 from backend.labs._gpt_source import TaskSource, TextSource
-from backend.labs.base import Frame, Lab, LabError, TensorOut
+from backend.labs.base import Frame, LabError, TensorOut
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data.tasks import DEFAULT_REVERSE, make_task
 from models.data.texts import load_text
-from models.gpt import GPT, GPTConfig, grad_stages, stage_grad_norms
+from models.gpt import GPT, GPTConfig
 
 # Steps between held-out evaluations. A task's evaluation (_gpt_source.TASK_EVAL) once took
 # four training steps every 10 steps, a third of the lab's time; now under 1%.
@@ -57,7 +59,7 @@ def _source(p: Params, seed: int) -> TaskSource | TextSource:
 
 
 @register
-class GPTLab(Lab):
+class GPTLab(TrainingLab):
     id = "gpt"
     chapter = 6
     order = 3
@@ -71,7 +73,9 @@ class GPTLab(Lab):
         "watch the loss cheat.",
     }
     Params = Params
-    pictures_later = True  # step() runs beside_backward(); see Lab.pictures_later
+    Input = InferInput
+    pictures_later = True  # the example's picture is drawn beside the next backward pass
+    stream_lr = True
     tensors = (
         "blocks.*.attn.hook_pattern",
         "grad_norm",
@@ -83,38 +87,34 @@ class GPTLab(Lab):
         "new_token_attention",
     )
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device)
-        self.source = _source(params, seed)
-        cfg = GPTConfig(
-            n_layers=params.n_layers,
-            n_heads=params.n_heads,
-            d_model=params.d_model,
-            n_ctx=self.source.n_ctx,
-            d_vocab=self.source.vocab_size,
-            positional=params.positional,
-            causal=params.causal,
-        )
-        torch.manual_seed(seed)
-        self.model = GPT(cfg).to(device)
-        # AdamW as the task recipes have it (models.data.tasks.Recipe): no weight decay
-        self.opt = torch.optim.AdamW(
-            self.model.parameters(),
-            lr=params.lr,
-            betas=DEFAULT_REVERSE.betas,
-            weight_decay=DEFAULT_REVERSE.weight_decay,
-        )
-        self.t = 0
+    def setup(self) -> None:
+        self.source = _source(self.params, self.seed)
         self.n_infer = 0
         self.solved_at: int | None = None
-        self.n_params = self.model.num_params()
-        self.stages = grad_stages(self.model)
-        self.grad_norm = [0.0] * len(self.stages)
-        self.grad_labels = [label for label, _ in self.stages]
         self.last_eval: dict[str, float] = {}
         self.eval_t = -CONFIRM_GAP  # step of the latest held-out evaluation
-        self.scalars: dict[str, float] = {}
         self.sample: tuple[int, str] | None = None  # (step, text) of the latest text sample
+
+    def arms(self) -> list[ArmSpec]:
+        p = self.params
+        cfg = GPTConfig(
+            n_layers=p.n_layers,
+            n_heads=p.n_heads,
+            d_model=p.d_model,
+            n_ctx=self.source.n_ctx,
+            d_vocab=self.source.vocab_size,
+            positional=p.positional,
+            causal=p.causal,
+        )
+        # AdamW as the task recipes have it (models.data.tasks.Recipe): no weight decay
+        optim = OptimConfig(
+            "adamw", lr=p.lr, betas=DEFAULT_REVERSE.betas, weight_decay=DEFAULT_REVERSE.weight_decay
+        )
+        return [ArmSpec("gpt", lambda: GPT(cfg), optim, self.seed)]
+
+    @cached_property
+    def n_params(self) -> int:
+        return self.model.num_params()
 
     # -- limits ---------------------------------------------------------------------------
     @classmethod
@@ -142,79 +142,66 @@ class GPTLab(Lab):
     def max_steps(self) -> int:
         return self.params.steps or self.source.default_steps
 
-    def update_live(self, params: Params) -> None:
-        self.params = params  # lr is set before every step; batch and steps are read there
-
-    # -- training -------------------------------------------------------------------------
-    def _lr_at(self, t: int) -> float:
+    # -- training (the engine runs the loop: backend/trainer.py) --------------------------
+    def schedule(self, t: int) -> float:
         warm = self.params.warmup
-        return self.params.lr * min(1.0, (t + 1) / warm) if warm else self.params.lr
+        return min(1.0, (t + 1) / warm) if warm else 1.0
 
-    def step(self, capture: bool, later: bool = False) -> Frame:
-        lr = self._lr_at(self.t)
-        for group in self.opt.param_groups:
-            group["lr"] = lr
-        x, y, mask = self.source.batch(self.params.batch)
-        x, y = x.to(self.device), y.to(self.device)
+    def batch(self, gen: torch.Generator):
+        x, y, mask = self.source.batch(self.params.batch, gen)
         mask = mask.to(self.device) if mask is not None else None
-        logits = self.model(x)  # fused attention: no pattern is materialised here
-        loss = self.source.loss(logits, y, mask)
-        self.opt.zero_grad(set_to_none=True)
-        with self.beside_backward():  # the previous step's picture is drawn meanwhile
-            loss.backward()
-        self.grad_norm = stage_grad_norms(self.stages)
-        self.opt.step()
-        self.t += 1
-        value = loss.item()
-        scalars: dict[str, float] = {"loss": value, "lr": lr}
-        if self.source.kind == "text":
-            scalars["ppl"] = math.exp(min(value, 50.0)) if math.isfinite(value) else value
-        scalars.update(self.source.train_scalars(logits.detach(), y, mask))
-        for label, g in zip(self.grad_labels, self.grad_norm, strict=True):
-            scalars[f"grad_norm.{label}"] = g
-        if math.isfinite(value) and self._eval_due(scalars):
-            scalars.update(self._evaluate())
-        self.scalars = scalars
-        return self._frame(scalars, capture, later)
+        return x.to(self.device), y.to(self.device), mask
 
-    def _eval_due(self, scalars: dict[str, float]) -> bool:
+    def loss(self, arm: Arm, batch):
+        x, y, mask = batch
+        logits = arm.model(x)  # fused attention: no pattern is materialised here
+        return self.source.loss(logits, y, mask), logits
+
+    def arm_scalars(self, arm: Arm, batch, logits) -> dict[str, float]:
+        if batch is None:
+            return {}
+        scalars: dict[str, float] = {}
+        if self.source.kind == "text":
+            value = arm.last_loss
+            scalars["ppl"] = math.exp(min(value, 50.0)) if math.isfinite(value) else value
+        _, y, mask = batch
+        scalars.update(self.source.train_scalars(logits.detach(), y, mask))
+        return scalars
+
+    def eval_due(self, arm: Arm, scalars: dict[str, float]) -> bool:
+        if not math.isfinite(scalars["loss"]):
+            return False
         if self.t % EVAL_EVERY[self.source.kind] == 0 or self.t == self.max_steps():
             return True
         looks_solved = scalars.get("train_seq_acc", 0.0) > SOLVED  # the fresh batch says so
         return looks_solved and self.solved_at is None and self.t - self.eval_t >= CONFIRM_GAP
 
-    def _evaluate(self) -> dict[str, float]:
+    def evaluate(self, arm: Arm) -> dict[str, float]:
         self.eval_t = self.t
-        self.model.eval()
+        model = arm.model
+        model.eval()
         try:
-            out = self.source.evaluate(self.model)
+            out = self.source.evaluate(model)
         finally:
-            self.model.train()
+            model.train()
         if out.get("seq_acc", 0.0) > SOLVED and self.solved_at is None:
             self.solved_at = self.t
         self.last_eval = {**out, "step": self.t}
         return out
 
-    def snapshot(self) -> Frame:
-        if self.t == 0 or not self.scalars:
-            scalars = self._evaluate()
-            scalars["loss"] = scalars["val_loss"]  # before any step: the held-out loss
-            if self.source.kind == "text":
-                scalars["ppl"] = scalars["val_ppl"]
-            scalars["lr"] = self._lr_at(0)
-            self.scalars = scalars
-        else:
-            self.scalars = {**self.scalars, "lr": self._lr_at(self.t)}
-        return self._frame(self.scalars, True)
+    def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
+        lr = self.params.lr * self.schedule(self.t)
+        if self.t and arm.scalars:
+            return {**arm.scalars, "lr": lr}
+        scalars = self.evaluate(arm)
+        scalars["loss"] = scalars["val_loss"]  # before any step: the held-out loss
+        if self.source.kind == "text":
+            scalars["ppl"] = scalars["val_ppl"]
+        scalars["lr"] = lr
+        return scalars
 
-    def _frame(self, scalars: dict[str, float], capture: bool, later: bool = False) -> Frame:
-        """The step's frame; with `later`, the example's picture is drawn by `frame.finish`
-        (what else the frame says is fixed now: the step it belongs to may be left first)."""
-        frame = Frame(scalars=scalars)
-        if not capture:
-            return frame
-        # f16 for the bars; the exact norms are in the step's scalars
-        grad_norm = TensorOut("grad_norm", self.grad_norm, "f16", self.grad_labels)
+    # -- the picture ----------------------------------------------------------------------
+    def frame_meta(self) -> dict[str, Any]:
         cfg = self.model.cfg
         meta: dict[str, Any] = {
             "kind": self.source.kind,
@@ -236,21 +223,17 @@ class GPTLab(Lab):
             if self.sample is None or self.t - self.sample[0] >= SAMPLE_EVERY:
                 self.sample = (self.t, self.source.sample_text(self.model, self.seed))
             meta["sample"] = {"step": self.sample[0], "text": self.sample[1]}
+        return meta
 
-        def finish() -> None:
-            tensors, example = example_picture(self.model, self.source)
-            frame.tensors = [*tensors, grad_norm]
-            frame.meta = {**example, **meta}
-
-        if later:
-            frame.finish = finish
-        else:
-            finish()
-        return frame
+    def picture(self, arm: Arm) -> tuple[list[TensorOut], dict[str, Any]]:
+        """The fixed example's picture; f16 bars of the stage norms (the exact norms are in
+        the step's scalars), zeros before the first step."""
+        norms = arm.grad_norms or [0.0] * len(arm.stages)
+        tensors, example = example_picture(arm.model, self.source)
+        return [*tensors, TensorOut("grad_norm", norms, "f16", arm.stage_labels)], example
 
     # -- generation -----------------------------------------------------------------------
-    def infer(self, data: dict[str, Any]) -> Iterator[Frame]:
-        inp = parse_input(data)
+    def answer(self, inp: InferInput) -> Iterator[Frame]:
         self.n_infer += 1
         pace = min(PACE_S, PACE_TOTAL_S / inp.max_new)
         seed = self.seed * 7919 + self.n_infer
@@ -262,20 +245,12 @@ class GPTLab(Lab):
         except ValueError as exc:  # e.g. a context the model cannot hold
             raise LabError(str(exc), field="input") from None
 
-    # -- persistence ----------------------------------------------------------------------
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model.state_dict(),
-            "opt": self.opt.state_dict(),
-            "t": self.t,
-            "gen": self.source.gen.get_state(),
-            "solved_at": self.solved_at,
-        }
+    # -- persistence (the engine saves the model, optimizer and generators) ---------------
+    def lab_state(self) -> dict[str, Any]:
+        return {"solved_at": self.solved_at, "eval_t": self.eval_t, "last_eval": self.last_eval}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["opt"])
-        self.t = state["t"]
-        self.source.gen.set_state(state["gen"])
-        self.solved_at = state["solved_at"]
+    def load_lab_state(self, state: dict[str, Any]) -> None:
+        self.solved_at = state.get("solved_at")
+        self.eval_t = state.get("eval_t", -CONFIRM_GAP)
+        self.last_eval = dict(state.get("last_eval", {}))
         self.sample = None
