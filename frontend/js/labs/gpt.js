@@ -5,22 +5,19 @@
 // maths. The hovered token (store key `hoverToken`) is highlighted in every view.
 import './gpt/strings.js';
 import { setText } from '../core/dom.js';
-import { pick, t } from '../core/i18n.js';
+import { t } from '../core/i18n.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { tokenStrip } from '../components/tokenStrip.js';
 import { probBars } from '../components/probBars.js';
 import { panel } from '../components/panel.js';
 import { readout } from '../components/readout.js';
 import { fmt } from '../components/plot.js';
-import { trainingCharts } from './gpt/charts.js';
+import { dashboard, paramDiff } from '../components/dashboard.js';
 import { generatePanel } from './gpt/generate.js';
 
 const TASK_KINDS = ['reverse', 'copy', 'sort', 'induction', 'modadd'];
 const TEXT_PROMPTS = { 'text-en': 'The little shaomai', 'text-zh': '小烧麦' };
 const SECONDARY_MS = 150; // the norm bars redraw at most this often while frames stream
-// Plotly's extendTraces costs ~10-20 ms a call on a 2-core box that also trains the model:
-// curves take their new rows a few times a second, not at every animation frame.
-const CURVES_MS = 300;
 
 export const stylesheet = '/css/labs/gpt.css'; // the shell loads it
 
@@ -48,11 +45,30 @@ export default function mount(root, ctx) {
   leak.append(leakTitle, leakText, leakFix);
   view.append(leak);
 
-  const grid = div('view-grid gpt-grid');
-  view.append(grid);
+  // The training dashboard: the attention grid is this lab's picture; loss (with the kept
+  // runs dashed), accuracy or perplexity, the gradient waterfall. The rest follows its panels.
+  let kind = 'task';
+  const dash = dashboard(view, ctx, {
+    charts: [
+      { title: 'gpt.loss_chart', logY: true, keys: [{ key: 'loss', name: 'gpt.train_loss' }, { key: 'val_loss', name: 'gpt.val_loss', color: '#e8702a', markers: true }] },
+      {
+        title: 'gpt.acc_chart', kept: false, logY: () => kind === 'text', legend: () => (kind === 'text' ? 'high' : 'low'),
+        keys: () => (kind === 'text'
+          ? [{ key: 'ppl', name: 'gpt.ppl' }, { key: 'val_ppl', name: 'gpt.val_ppl', color: '#e8702a', markers: true }]
+          : [
+            { key: 'seq_acc', name: 'gpt.seq_acc', color: '#1a9e77', markers: true },
+            { key: 'acc', name: 'gpt.acc', color: '#2f6fdf', markers: true },
+            { key: 'train_seq_acc', name: 'gpt.train_seq_acc', color: '#9aa0a8' },
+          ]),
+      },
+    ],
+    readout: false, // the facts beside the attention grid are this lab's readout
+  });
+  const pMetric = dash.panels[1];
+  const grid = dash.grid;
 
   // -- attention ----------------------------------------------------------------------------
-  const pAttn = panel(grid, 'gpt.attention', { chart: false, hint: 'gpt.attn_hint', wide: true });
+  const pAttn = panel(dash.picturesEl, 'gpt.attention', { chart: false, hint: 'gpt.attn_hint', wide: true });
   const solvedBadge = document.createElement('span');
   solvedBadge.className = 'gpt-solved';
   solvedBadge.hidden = true;
@@ -84,11 +100,6 @@ export default function mount(root, ctx) {
   attn.zoom.classList.add('attn-zoom');
 
   // -- curves -------------------------------------------------------------------------------
-  const pLoss = panel(grid, 'gpt.loss_chart');
-  const pMetric = panel(grid, 'gpt.acc_chart');
-  const pGrad = panel(grid, 'gpt.grad_chart');
-  const charts = trainingCharts({ lossEl: pLoss.chart, metricEl: pMetric.chart, gradEl: pGrad.chart });
-  charts.init();
   const pResid = panel(grid, 'gpt.resid_chart', { chart: false });
   pResid.el.classList.add('gpt-resid');
   const residTitle = document.createElement('h4');
@@ -105,7 +116,7 @@ export default function mount(root, ctx) {
   prevText.className = 'prev';
   const leakTry = document.createElement('button');
   leakTry.type = 'button';
-  leakTry.onclick = () => ctx.setParams({ causal: false });
+  leakTry.onclick = () => { dash.keep(); ctx.setParams({ causal: false }); }; // compare with this run
   pSample.body.append(sampleTitle, sampleText, prevTitle, prevText, leakTry);
   pSample.el.hidden = true;
 
@@ -121,30 +132,8 @@ export default function mount(root, ctx) {
   let pendingDiff = false; // a new run started: name the previous one when its params arrive
   let secondaryAt = 0;
   let secondaryTimer = null;
-  let pendingRows = [];
-  let curvesTimer = null;
-  const flushCurves = () => {
-    curvesTimer = null;
-    if (pendingRows.length) charts.add(pendingRows);
-    pendingRows = [];
-  };
 
   const isText = (p) => !TASK_KINDS.includes(p.data);
-
-  function paramDiff(before, after) {
-    const props = info.schema.properties;
-    const out = [];
-    for (const k of Object.keys(after)) {
-      if (JSON.stringify(before[k]) === JSON.stringify(after[k]) || k === 'pasted') continue;
-      const p = props[k] || {};
-      let v = before[k];
-      if (typeof v === 'boolean') v = t(v ? 'gpt.on' : 'gpt.off');
-      else if (p.choices && p.choices[v]) v = pick(p.choices[v]);
-      const name = (pick(p.label) || k).replace(/\s*[(（][^()（）]*[)）]\s*$/, ''); // "Causal mask (see only the past)" -> "Causal mask"
-      out.push(`${name}: ${v}`);
-    }
-    return out.join(', ');
-  }
 
   function focusIndex() {
     const k = store.get('hoverToken');
@@ -296,7 +285,8 @@ export default function mount(root, ctx) {
     frame(f) {
       if (!f.tensors['blocks.0.attn.hook_pattern']) return;
       last = f;
-      charts.setKind(f.meta.kind);
+      if (f.meta.kind !== kind) { kind = f.meta.kind; dash.refresh(); }
+      dash.onFrame(f);
       setText(pMetric.el.querySelector('h3'), t(f.meta.kind === 'text' ? 'gpt.ppl_chart' : 'gpt.acc_chart'));
       drawAttention();
       drawNext();
@@ -308,23 +298,17 @@ export default function mount(root, ctx) {
     },
     infer(f) { gen.frame(f); },
     scalars(rows) {
-      pendingRows.push(...rows);
-      if (!curvesTimer) curvesTimer = setTimeout(flushCurves, CURVES_MS);
+      dash.onScalars(rows);
     },
     reset() {
-      clearTimeout(curvesTimer);
-      curvesTimer = null;
-      pendingRows = [];
       if (last && last.meta.sample) prevSample = { text: last.meta.sample.text, step: last.meta.sample.step, diff: '' };
-      charts.reset();
+      dash.reset();
       pendingDiff = true;
       last = null;
     },
     params(p) {
       if (pendingDiff) { // the run just rebuilt: name the previous one by what changed
-        const diff = paramDiff(runParams, p);
-        charts.labelPrevious(() => (diff ? t('gpt.prev_run_with', { diff }) : t('gpt.prev_run')));
-        if (prevSample) prevSample.diff = diff;
+        if (prevSample) prevSample.diff = paramDiff(runParams, p, info.schema);
         pendingDiff = false;
       }
       // Text pasted while a bundled text is chosen: train on it.
@@ -335,9 +319,9 @@ export default function mount(root, ctx) {
       drawSample();
     },
     relabel() {
-      for (const p of [pAttn, pLoss, pMetric, pGrad, pResid, pGen]) p.relabel();
+      for (const p of [pAttn, pResid, pGen]) p.relabel();
+      dash.relabel();
       if (last) pMetric.el.querySelector('h3').textContent = t(last.meta.kind === 'text' ? 'gpt.ppl_chart' : 'gpt.acc_chart');
-      charts.relabel();
       gen.relabel();
       attn.relabel();
       drawLeak();
