@@ -50,16 +50,11 @@ def sampling_probs(
 
 
 def forward_flops(cfg: GPTConfig, n_new: int, n_past: int = 0) -> int:
-    """Multiply-adds × 2 of one forward pass over n_new positions after n_past cached ones.
-
-    Counts the matmuls (projections, MLP, q·k and pattern·v, unembedding); norms, softmax
-    and embeddings are negligible at these sizes.
-    """
-    hd = cfg.n_heads * cfg.d_head
-    per_pos = 2 * cfg.d_model * (3 * hd + hd + 2 * cfg.d_mlp)  # qkv, out, fc + proj
-    keys = sum(n_past + i + 1 if cfg.causal else n_past + n_new for i in range(n_new))
-    attn = 2 * 2 * hd * keys  # q·k and pattern·v over every attended key
-    return cfg.n_layers * (n_new * per_pos + attn) + n_new * 2 * cfg.d_model * cfg.d_vocab
+    """Multiply-adds × 2 of one forward pass over n_new positions after n_past cached ones:
+    the sum of the config's `flops_per_token` at each new position's context (causal: the
+    keys up to itself; no mask: all of them)."""
+    total = n_past + n_new
+    return sum(cfg.flops_per_token(n_past + i + 1 if cfg.causal else total) for i in range(n_new))
 
 
 @dataclass(frozen=True)
@@ -72,11 +67,12 @@ class GenStep:
     top: list[tuple[int, float]]  # the most likely candidates under `probs`, best first
     attention: list[Tensor]  # per layer [H, T_ctx]: the last context position's pattern
     cache_rows: int  # rows per layer in the KV cache after this step (0 without cache)
-    cache_bytes: int
+    cache_bytes: int  # what the cache really holds (its tensors' bytes)
     positions: int  # positions run through the model this step
     positions_no_cache: int  # what recomputing the whole context would have run
     flops: int
     flops_no_cache: int
+    bytes_per_token: int = 0  # the config's kv_bytes_per_token in the model's dtype
 
 
 @torch.no_grad()
@@ -106,7 +102,9 @@ def generate_steps(
     ctx = [int(t) for t in (prompt_ids.tolist() if isinstance(prompt_ids, Tensor) else prompt_ids)]
     if not ctx:
         raise ValueError("the prompt needs at least one token")
-    device = next(model.parameters()).device
+    param = next(model.parameters())
+    device = param.device
+    bytes_per_token = cfg.kv_bytes_per_token(param.dtype)
     was_training = model.training
     model.eval()
     cache = model.new_cache() if use_cache else None
@@ -147,6 +145,7 @@ def generate_steps(
                 positions_no_cache=n_ctx_now,
                 flops=forward_flops(cfg, len(new), n_past),
                 flops_no_cache=forward_flops(cfg, n_ctx_now, 0),
+                bytes_per_token=bytes_per_token,
             )
             ctx.append(token)
     finally:

@@ -89,10 +89,9 @@ def init_weights(model: MLP, init: Init) -> None:
 
 
 def layer_grad_norms(model: MLP) -> tuple[Tensor, list[str]]:
-    """Per-layer gradient norms (weights and bias together) and their labels."""
-    norms, labels = [], []
-    for i, lin in enumerate(model.linears()):
-        g = [p.grad.flatten() for p in (lin.weight, lin.bias) if p.grad is not None]
-        norms.append(torch.cat(g).norm() if g else torch.zeros(()))
-        labels.append(f"layers.{i}" if i < len(model.layers) else "out")
-    return torch.stack(norms), labels
+    """Per-layer gradient norms (weights and bias together) and their labels: the stages
+    of `models.stages.grad_stages` ("layers.{i}", "out")."""
+    from models.stages import grad_stages, stage_grad_norms
+
+    stages = grad_stages(model)
+    return torch.tensor(stage_grad_norms(stages)), [label for label, _ in stages]

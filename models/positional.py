@@ -3,7 +3,8 @@
 Layouts. The sinusoidal table is *interleaved* as in "Attention Is All You Need":
 PE[p, 2i] = sin(p·ω_i), PE[p, 2i+1] = cos(p·ω_i), with ω_i = base^(-2i/d). RoPE defaults to
 the *rotate_half* layout of GPT-NeoX / Llama / Qwen, which pairs dimension j with j + d/2;
-the original RoFormer pairs (2i, 2i+1) ("interleaved"). The two are the same rotation up to
+the original RoFormer pairs (2i, 2i+1) ("interleaved"). ALiBi (Press et al.) adds no
+vector at all: each head's scores get −slope·|i − j|, a straight-line penalty on distance. The two are the same rotation up to
 a fixed permutation of the q/k features (`interleaved_to_half`), which is why checkpoints
 convert between them by permuting weights, and why mixing layouts breaks a model.
 """
@@ -16,7 +17,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-RopeLayout = Literal["half", "interleaved"]
+RopeLayout = Literal["half", "rotate_half", "interleaved"]  # "half" = "rotate_half"
 
 
 def frequencies(d: int, base: float = 10000.0, dtype: torch.dtype = torch.float32) -> Tensor:
@@ -61,7 +62,7 @@ def rope_cos_sin(
 ) -> tuple[Tensor, Tensor]:
     """cos and sin of m·θ_i for each position m, laid out to multiply q or k: [T, d] each."""
     angles = positions.to(torch.float64)[:, None] * frequencies(d, theta, torch.float64)  # [T, d/2]
-    if layout == "half":
+    if layout in ("half", "rotate_half"):
         angles = torch.cat([angles, angles], dim=-1)  # [T, d]: dims j and j + d/2 share ω_j
     else:
         angles = angles.repeat_interleave(2, dim=-1)  # [T, d]: dims 2i and 2i+1 share ω_i
@@ -71,7 +72,7 @@ def rope_cos_sin(
 def apply_rope(x: Tensor, cos: Tensor, sin: Tensor, layout: RopeLayout = "half") -> Tensor:
     """Rotate x [..., T, d] by precomputed cos/sin [T, d] (see `rope_cos_sin`)."""
     cos, sin = cos.to(x.dtype), sin.to(x.dtype)
-    if layout == "half":
+    if layout in ("half", "rotate_half"):
         return x * cos + rotate_half(x) * sin
     pairs = x.unflatten(-1, (-1, 2))  # [..., T, d/2, 2]
     swapped = torch.stack([-pairs[..., 1], pairs[..., 0]], dim=-1).flatten(-2)  # [..., T, d]
@@ -105,3 +106,25 @@ def scaled_embedding(d_model: int) -> float:
     1/√d_model have RMS 1/√d_model, so without the factor the positions drown the tokens.
     """
     return math.sqrt(d_model)
+
+
+def alibi_slopes(n_heads: int) -> Tensor:
+    """ALiBi's per-head slopes: the geometric sequence 2^(−8/n), 2^(−16/n), ... for n a
+    power of two; otherwise the paper's fill-in: the slopes for the power of two below n,
+    then every other slope of the next power of two. [n_heads]"""
+
+    def pow2(n: int) -> list[float]:
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+
+    below = 2 ** math.floor(math.log2(n_heads))
+    slopes = pow2(below) + pow2(2 * below)[0::2][: n_heads - below]
+    return torch.tensor(slopes)
+
+
+def alibi_bias(slopes: Tensor, t_new: int, t_past: int, device=None) -> Tensor:
+    """[H, t_new, t_past + t_new]: −slope·|i − j| for query i (at t_past + i) and key j."""
+    q_pos = torch.arange(t_past, t_past + t_new, device=device)[:, None]
+    k_pos = torch.arange(t_past + t_new, device=device)[None, :]
+    dist = (q_pos - k_pos).abs().to(slopes.dtype)  # [T, S]
+    return -slopes.to(device)[:, None, None] * dist  # [H, T, S]

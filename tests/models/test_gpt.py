@@ -21,15 +21,15 @@ def tokens(b: int, t: int, seed: int = 1) -> torch.Tensor:
 
 def test_config_fills_derived_defaults_and_refuses_bad_values():
     cfg = GPTConfig(d_model=64, n_heads=4)
-    assert (cfg.d_head, cfg.d_mlp) == (16, 256)
-    assert GPTConfig(d_model=64, n_heads=4, d_head=8, d_mlp=100).d_head == 8
+    assert (cfg.d_head, cfg.d_ff) == (16, 256)
+    assert GPTConfig(d_model=64, n_heads=4, d_head=8, d_ff=100).d_head == 8
     wider = cfg.replace(d_model=128)
-    assert (wider.d_head, wider.d_mlp, wider.n_heads) == (32, 512, 4)
+    assert (wider.d_head, wider.d_ff, wider.n_heads) == (32, 512, 4)
     assert cfg.replace(d_model=128, d_head=8).d_head == 8
     with pytest.raises(ValueError):
         GPTConfig(d_model=30, n_heads=4)
     with pytest.raises(ValueError):
-        GPTConfig(positional="alibi")
+        GPTConfig(positional="rotary")
 
 
 def test_hook_names_follow_the_module_tree():
