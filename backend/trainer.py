@@ -108,15 +108,20 @@ class TrainingLab(Lab):
         specs = self.arms()
         if not specs:
             raise ValueError(f"lab {self.id!r} declared no arms")
-        self.arm_list = [self._make_arm(i, s, len(specs) > 1) for i, s in enumerate(specs)]
+        self.arm_list = [self.__make_arm(i, s, len(specs) > 1) for i, s in enumerate(specs)]
+        self.built()
 
     # -- what a lab declares --------------------------------------------------------------
     def setup(self) -> None:
         """Build the data and anything else the lab needs, before its arms are built."""
 
     def arms(self) -> list[ArmSpec]:
-        """The arms to train, from `self.params` (one for a single-model lab)."""
+        """The arms to train, from `self.params` (one for a single-model lab). Also asked
+        after a live change: a changed optimizer config there is applied to the running arm."""
         raise NotImplementedError
+
+    def built(self) -> None:
+        """After the arms are built (e.g. keep a copy of the first weights)."""
 
     def data_generator(self) -> torch.Generator:
         """The generator every batch is drawn from (saved in state_dict)."""
@@ -190,7 +195,7 @@ class TrainingLab(Lab):
         return self.arm_list[0].optimizer
 
     # -- the engine -----------------------------------------------------------------------
-    def _make_arm(self, i: int, spec: ArmSpec, several: bool) -> Arm:
+    def __make_arm(self, i: int, spec: ArmSpec, several: bool) -> Arm:
         torch.manual_seed(spec.seed)
         model = spec.build().to(self.device)
         return Arm(
@@ -219,10 +224,10 @@ class TrainingLab(Lab):
             self.t += 1
         for arm in self.arm_list:
             if not arm.diverged:
-                arm.scalars = self._train(arm, batch, mult)
-        return self._frame(self._scalars(), capture, later and self.pictures_later)
+                arm.scalars = self.__train(arm, batch, mult)
+        return self.__frame(self.__scalars(), capture, later and self.pictures_later)
 
-    def _train(self, arm: Arm, batch: Any, mult: float) -> dict[str, float]:
+    def __train(self, arm: Arm, batch: Any, mult: float) -> dict[str, float]:
         """One arm's update on the shared batch; its scalars, unprefixed."""
         scalars: dict[str, float] = {}
         if batch is not None:
@@ -230,7 +235,7 @@ class TrainingLab(Lab):
             opt = arm.optimizer
             for group in opt.param_groups:
                 group["lr"] = lr
-            loss, out = self._loss(arm, batch)
+            loss, out = self.__loss(arm, batch)
             opt.zero_grad(set_to_none=True)
             with self.beside_backward():  # a deferred picture is drawn meanwhile
                 loss.backward()
@@ -259,7 +264,7 @@ class TrainingLab(Lab):
             arm.diverged = True
         return scalars
 
-    def _loss(self, arm: Arm, batch: Any) -> tuple[Tensor, Any]:
+    def __loss(self, arm: Arm, batch: Any) -> tuple[Tensor, Any]:
         got = self.loss(arm, batch)
         return got if isinstance(got, tuple) else (got, None)
 
@@ -267,14 +272,14 @@ class TrainingLab(Lab):
         """The loss of `batch` and its gradient at the current weights, without a step (a
         snapshot's). The stage norms land in `arm.grad_norms`; p.grad holds the gradient
         until the caller's `arm.optimizer.zero_grad()`."""
-        loss, _ = self._loss(arm, batch)
+        loss, _ = self.__loss(arm, batch)
         arm.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if arm.stages:
             arm.grad_norms = stage_grad_norms(arm.stages)
         return loss
 
-    def _scalars(self) -> dict[str, float]:
+    def __scalars(self) -> dict[str, float]:
         """The step's scalars: one arm's as they are; several, prefixed, with a mean loss."""
         if len(self.arm_list) == 1:
             return self.arm_list[0].scalars
@@ -292,7 +297,7 @@ class TrainingLab(Lab):
                 out[arm.prefix + "diverged"] = 1.0
         return out
 
-    def _frame(self, scalars: dict[str, float], capture: bool, later: bool = False) -> Frame:
+    def __frame(self, scalars: dict[str, float], capture: bool, later: bool = False) -> Frame:
         frame = Frame(scalars=scalars)
         if not capture:
             return frame
@@ -327,7 +332,7 @@ class TrainingLab(Lab):
     def snapshot(self) -> Frame:
         for arm in self.arm_list:
             arm.scalars = self.snapshot_scalars(arm)
-        return self._frame(self._scalars(), True)
+        return self.__frame(self.__scalars(), True)
 
     # -- persistence ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Lab `apple`: one weight, found by gradient descent, one torch call at a time.
 
 The learner presses forward / backward / step / zero_grad (sent as `infer` with
-{"action": ...}) and watches x, the loss and x.grad, which is autograd's .grad of a real
+{"action": ...}, the lab's declared Actions) and watches x, the loss and x.grad, which is autograd's .grad of a real
 float32 tensor. A pressed `step` that moves x is recorded as the run's next step, like a
 played one, so the charts, the scrubber and a rejoin show it. Forgetting zero_grad makes .grad accumulate (−18, −36, …). Play runs whole
 cycles (forward, backward, step, zero_grad; `forget_zero_grad` skips the last one).
@@ -16,16 +16,23 @@ log-scale loss chart and the readout then show it climbing.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabError, LabParams, TensorOut, param
+from backend.labs.base import Frame, Lab, LabError, LabInput, LabParams, TensorOut, param
 from models import apple
 
 CURVE_POINTS = 121
-ACTIONS = ("forward", "backward", "step", "zero_grad")
+Action = Literal["forward", "backward", "step", "zero_grad"]
+ACTIONS: tuple[str, ...] = Action.__args__  # type: ignore[attr-defined]
+
+
+class Button(LabInput):
+    """The lab's declared Actions: one of the four buttons."""
+
+    action: Action
 
 
 class Params(LabParams):
@@ -59,6 +66,7 @@ class AppleLab(Lab):
         "diverges, and forgetting zero_grad makes gradients pile up.",
     }
     Params = Params
+    Actions = Button
     tensors = ("curve", "tangent")
 
     def __init__(self, params: Params, seed: int, device: torch.device):
@@ -95,10 +103,8 @@ class AppleLab(Lab):
         return self._frame(True, {"action": None})
 
     # -- the four buttons ------------------------------------------------------------------
-    def infer(self, data: dict[str, Any]):
-        action = data.get("action")
-        if action not in ACTIONS:
-            raise LabError(f"action must be one of {', '.join(ACTIONS)}", field="input.action")
+    def act(self, button: Button):
+        action = button.action
         note = None
         if action == "forward":
             self.graph = self.model.loss()

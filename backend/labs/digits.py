@@ -15,13 +15,16 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import torch
+from pydantic import StrictBool, field_validator
+from pydantic_core import PydanticCustomError
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabError, LabParams, TensorOut, param
+from backend.labs.base import Frame, LabInput, LabParams, TensorOut, param
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import digits
 from models.data import digits as data
 from models.hooks import capture
-from models.mlp import layer_grad_norms
 
 MAX_MISTAKES = 24  # misclassified test images shown at once
 HOOKS = ("layers.*.hook_post", "hook_logits")
@@ -99,6 +102,19 @@ class Params(LabParams):
     )
 
 
+class DrawingInput(LabInput):
+    """The learner's drawing: a 32×32 grey grid (0..1), fitted to its box unless `fit` is
+    false. The whole image is checked at once: an error names `input.image`."""
+
+    image: Any
+    fit: StrictBool = True
+
+    @field_validator("image", mode="before")
+    @classmethod
+    def _grid(cls, image: Any) -> torch.Tensor:
+        return parse_drawing(image)
+
+
 @lru_cache(maxsize=1)
 def book_param_count() -> tuple[int, int]:
     """(all, weights) of the book's 784→512→256→10, counted from a built torch model."""
@@ -106,7 +122,7 @@ def book_param_count() -> tuple[int, int]:
 
 
 @register
-class DigitsLab(Lab):
+class DigitsLab(TrainingLab):
     id = "digits"
     chapter = 3
     order = 4
@@ -132,29 +148,32 @@ class DigitsLab(Lab):
         "bitmap",
     )
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device)
+    Input = DrawingInput
+
+    def setup(self) -> None:
+        params = self.params
         hidden = (params.hidden1,) + ((params.hidden2,) if params.hidden2 else ())
         self.cfg = digits.DigitsConfig(
             hidden=hidden, activation=params.activation, init=params.init, loss=params.loss
         )
         images, labels = data.load()
-        train_idx, test_idx = data.stratified_split(labels, params.test_frac, seed)
+        train_idx, test_idx = data.stratified_split(labels, params.test_frac, self.seed)
         self.test_images = images[test_idx]  # [n_test, 8, 8], counts 0..16
-        self.x_train = digits.prepare(images[train_idx], self.cfg).to(device)  # [n_train, 64]
-        self.y_train = labels[train_idx].to(device)
-        self.x_test = digits.prepare(self.test_images, self.cfg).to(device)  # [n_test, 64]
-        self.y_test = labels[test_idx].to(device)
-        torch.manual_seed(seed)
-        self.model = digits.build(self.cfg).to(device)
-        self.opt = torch.optim.SGD(self.model.parameters(), lr=params.lr)
+        self.x_train = digits.prepare(images[train_idx], self.cfg).to(self.device)  # [n_train, 64]
+        self.y_train = labels[train_idx].to(self.device)
+        self.x_test = digits.prepare(self.test_images, self.cfg).to(self.device)  # [n_test, 64]
+        self.y_test = labels[test_idx].to(self.device)
+        self.order: torch.Tensor | None = None  # this epoch's shuffle (mini-batch), drawn lazily
+        self.cursor = 0  # position in the current epoch's shuffled order (mini-batch)
+
+    def arms(self) -> list[ArmSpec]:
+        cfg = self.cfg
+        return [ArmSpec("mlp", lambda: digits.build(cfg), OptimConfig("sgd", lr=self.params.lr), self.seed)]  # fmt: skip
+
+    def built(self) -> None:
         # The first layer at step 0: "change since step 0" subtracts it, because Kaiming's
         # starting noise is larger than what 2,000 steps of SGD write on top of it.
         self.w0 = self.model.layers[0].linear.weight.detach().clone()
-        self.gen = torch.Generator().manual_seed(seed)
-        self.order = torch.randperm(len(self.y_train), generator=self.gen)
-        self.cursor = 0  # position in the current epoch's shuffled order (mini-batch)
-        self.t = 0
 
     # -- limits ---------------------------------------------------------------------------
     @classmethod
@@ -167,50 +186,35 @@ class DigitsLab(Lab):
     def max_steps(self) -> int:
         return self.params.steps
 
-    def update_live(self, params: Params) -> None:
-        self.params = params
-        for g in self.opt.param_groups:
-            g["lr"] = params.lr
+    @property
+    def eval_every(self) -> int:  # type: ignore[override]
+        return self.params.eval_every  # both accuracies, on the whole splits
 
-    # -- training -------------------------------------------------------------------------
-    def _batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+    # -- training (the engine runs the loop: backend/trainer.py) --------------------------
+    def batch(self, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         n = len(self.y_train)
         size = min(self.params.batch_size, n)
         if self.params.batch == "full" or size >= n:
             return self.x_train, self.y_train
-        if self.cursor + size > n:  # a new epoch: reshuffle, every sample once per epoch
-            self.order = torch.randperm(n, generator=self.gen)
+        if self.order is None or self.cursor + size > n:  # a new epoch: every sample once
+            self.order = torch.randperm(n, generator=gen)
             self.cursor = 0
         idx = self.order[self.cursor : self.cursor + size].to(self.device)
         self.cursor += size
         return self.x_train[idx], self.y_train[idx]
 
-    def step(self, capture: bool) -> Frame:
-        xb, yb = self._batch()
-        loss = digits.loss_fn(self.model(xb), yb, self.cfg.loss)
-        self.opt.zero_grad()
-        loss.backward()
-        norms, labels = layer_grad_norms(self.model)
-        self.opt.step()
-        self.t += 1
-        scalars = {"loss": loss.item()}
-        if self.t % self.params.eval_every == 0:
-            scalars.update(self._accuracy())
-        frame = Frame(scalars=scalars)
-        if capture:
-            self._picture(frame, norms, labels)
-        return frame
+    def loss(self, arm: Arm, batch) -> torch.Tensor:
+        xb, yb = batch
+        return digits.loss_fn(arm.model(xb), yb, self.cfg.loss)
 
-    def snapshot(self) -> Frame:
+    def evaluate(self, arm: Arm) -> dict[str, float]:
+        return self._accuracy()
+
+    def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
         """The state now: full training loss, both accuracies, and its gradient (no step)."""
-        loss = digits.loss_fn(self.model(self.x_train), self.y_train, self.cfg.loss)
-        self.opt.zero_grad()
-        loss.backward()
-        norms, labels = layer_grad_norms(self.model)
-        self.opt.zero_grad()
-        frame = Frame(scalars={"loss": loss.item(), **self._accuracy()})
-        self._picture(frame, norms, labels)
-        return frame
+        loss = self.gradient_at_rest(arm, (self.x_train, self.y_train))
+        arm.optimizer.zero_grad()
+        return {"loss": loss.item(), **self._accuracy()}
 
     def _accuracy(self) -> dict[str, float]:
         _, train_acc, _ = digits.evaluate(self.model, self.x_train, self.y_train, self.cfg.loss)
@@ -232,7 +236,7 @@ class DigitsLab(Lab):
         outs += [TensorOut("hook_logits", logits, "f32"), TensorOut("probs", probs, "f32")]
         return outs, probs
 
-    def _picture(self, frame: Frame, norms: torch.Tensor, labels: list[str]) -> None:
+    def picture(self, arm: Arm) -> tuple[list[TensorOut], dict[str, Any]]:
         _, test_acc, preds = digits.evaluate(self.model, self.x_test, self.y_test, self.cfg.loss)
         wrong = torch.nonzero(preds != self.y_test).flatten()[:MAX_MISTAKES]
         i = self.params.sample % len(self.y_test)
@@ -240,18 +244,18 @@ class DigitsLab(Lab):
         w = self.model.layers[0].linear.weight.detach()  # [hidden1, 64]
         if self.params.templates == "change":
             w = w - self.w0
-        frame.tensors = [
+        tensors = [
             # One shared range for all templates: their sizes compare honestly.
             TensorOut("templates", w.reshape(-1, data.SIDE, data.SIDE), "u8"),  # [h1, 8, 8]
             TensorOut("input", self.test_images[i], "f32"),  # [8, 8], 0..16
             *acts,
-            TensorOut("grad_norm", norms, "f32", labels),
+            *([arm.grad_norm_tensor()] if arm.grad_norms else []),
             TensorOut("confusion", digits.confusion(preds, self.y_test).float(), "f32"),
             TensorOut("mistakes", self.test_images[wrong.cpu()], "u8"),  # [k, 8, 8]
         ]
         total, weights = digits.param_count(self.model)
         book_total, book_weights = book_param_count()
-        frame.meta.update(
+        return tensors, (
             {
                 "sample": {
                     "index": i,
@@ -276,15 +280,8 @@ class DigitsLab(Lab):
         )
 
     # -- the learner's drawing ------------------------------------------------------------
-    def infer(self, data_in: dict[str, Any]) -> Any:
-        grey = parse_drawing(data_in.get("image"))
-        fit = data_in.get("fit", True)
-        if not isinstance(fit, bool):
-            raise LabError("fit must be true or false", field="input.fit")
-        extra = set(data_in) - {"image", "fit"}
-        if extra:
-            raise LabError(f"unknown input field {sorted(extra)[0]!r}", field="input")
-        bitmap, counts = data.from_drawing(grey, fit)
+    def answer(self, inp: DrawingInput) -> Any:
+        bitmap, counts = data.from_drawing(inp.image, inp.fit)
         x = digits.prepare(counts[None], self.cfg)[0].to(self.device)  # [64]
         acts, probs = self._forward_one(x)
         frame = Frame(
@@ -297,39 +294,32 @@ class DigitsLab(Lab):
         )
         yield frame
 
-    # -- persistence ----------------------------------------------------------------------
-    def state_dict(self) -> dict:
-        return {
-            "model": self.model.state_dict(),
-            "opt": self.opt.state_dict(),
-            "gen": self.gen.get_state(),
-            "order": self.order.clone(),
-            "cursor": self.cursor,
-            "t": self.t,
-            "w0": self.w0.clone(),
-        }
+    # -- persistence (the engine saves the model, optimizer and the data generator) ---------
+    def lab_state(self) -> dict:
+        order = None if self.order is None else self.order.clone()
+        return {"order": order, "cursor": self.cursor, "w0": self.w0.clone()}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["opt"])
-        self.gen.set_state(state["gen"])
-        self.order = state["order"].clone()
-        self.cursor = state["cursor"]
-        self.t = state["t"]
-        self.w0 = state["w0"].clone()
+    def load_lab_state(self, state: dict) -> None:
+        self.order = None if state.get("order") is None else state["order"].clone()
+        self.cursor = state.get("cursor", 0)
+        if "w0" in state:
+            self.w0 = state["w0"].clone()
 
 
 def parse_drawing(image: Any) -> torch.Tensor:
-    """The infer field `image`: exactly 32 rows of 32 numbers in [0, 1] -> a [32, 32] tensor."""
+    """The input field `image`: exactly 32 rows of 32 numbers in [0, 1] -> [32, 32]."""
     n = data.BITMAP
-    field = "input.image"
     if not isinstance(image, list) or len(image) != n:
-        raise LabError(f"image must be a list of {n} rows of {n} numbers in [0, 1]", field=field)
+        raise _bad(f"image must be a list of {n} rows of {n} numbers in [0, 1]")
     for r, row in enumerate(image):
         if not isinstance(row, list) or len(row) != n:
-            raise LabError(f"image row {r} must be a list of {n} numbers", field=field)
+            raise _bad(f"image row {r} must be a list of {n} numbers")
         for v in row:
             # bool is an int in Python; a drawing has no true/false pixels.
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
-                raise LabError(f"image row {r} has a value outside [0, 1]: {v!r}", field=field)
+                raise _bad(f"image row {r} has a value outside [0, 1]: {v!r}")
     return torch.tensor(image, dtype=torch.float32)  # [32, 32]
+
+
+def _bad(message: str) -> PydanticCustomError:
+    return PydanticCustomError("drawing", message.replace("{", "{{").replace("}", "}}"))

@@ -3,24 +3,68 @@
 Datasets: the two-point example (1,2),(2,3); the live-stream table (4 features, raw or
 z-scored); or the learner's own points. The view draws the loss surface over two chosen
 parameters with the descent path (the path is the recorded w, b scalars), the closed-form
-optimum, per-parameter gradients (autograd's) and the fitted line.
+optimum, per-parameter gradients (autograd's) and the fitted line. The trainer
+(backend/trainer.py) runs the loop; this lab says the table, the loss convention (½·MSE or
+MSE), the batch (full, one sample, mini-batch) and the picture. `live-stream` subclasses it
+through the hooks its class docstring lists, and builds its Params from the same fields.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from pydantic import field_validator
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import linear
 from models.data import live_stream
 
 GRID = 48  # loss-surface resolution per axis
 LINE_POINTS = 64
 Table = tuple[torch.Tensor, torch.Tensor, list[str]]  # x [N, F] raw, y [N], column names
+
+
+Batch = Literal["full", "sgd", "minibatch"]
+LOSS_CHOICES = {
+    "half_mse": ("½·均方误差", "½ · MSE"),
+    "mse": ("均方误差 (MSELoss)", "MSE (MSELoss)"),
+}
+
+
+# The descent's fields, shared with live-stream's Params (each lab its own defaults).
+def loss_field(default: str) -> Any:
+    choices = {default: LOSS_CHOICES[default], **LOSS_CHOICES}  # the default listed first
+    return param(default, zh="损失约定", en="Loss convention", choices=choices)
+
+
+def lr_field(default: float) -> Any:
+    return param(default, zh="学习率", en="Learning rate", ge=1e-12, le=1.0, scale="log", live=True)  # fmt: skip
+
+
+def batch_field() -> Any:
+    return param(
+        "full",
+        zh="批次",
+        en="Batch",
+        live=True,
+        choices={
+            "full": ("全批量", "Full batch"),
+            "sgd": ("随机 (每步一个样本)", "SGD (one sample a step)"),
+            "minibatch": ("小批量", "Mini-batch"),
+        },
+    )
+
+
+def batch_size_field(most: int) -> Any:
+    return param(4, zh="小批量大小", en="Mini-batch size", ge=1, le=most, live=True)
+
+
+def epochs_field() -> Any:
+    return param(20000, zh="训练步数", en="Steps to train", ge=1, le=100000)
 
 
 class Params(LabParams):
@@ -34,36 +78,16 @@ class Params(LabParams):
             "custom": ("我自己的点", "My own points"),
         },
     )
-    loss: linear.Convention = param(
-        "half_mse",
-        zh="损失约定",
-        en="Loss convention",
-        choices={
-            "half_mse": ("½·均方误差", "½ · MSE"),
-            "mse": ("均方误差 (MSELoss)", "MSE (MSELoss)"),
-        },
-    )
+    loss: linear.Convention = loss_field("half_mse")
     features: Literal["raw", "zscore"] = param(
         "raw",
         zh="输入特征",
         en="Input features",
         choices={"raw": ("原始数值", "Raw numbers"), "zscore": ("标准化 (z-score)", "Z-scored")},
     )
-    lr: float = param(
-        0.1, zh="学习率", en="Learning rate", ge=1e-12, le=1.0, scale="log", live=True
-    )
-    batch: Literal["full", "sgd", "minibatch"] = param(
-        "full",
-        zh="批次",
-        en="Batch",
-        live=True,
-        choices={
-            "full": ("全批量", "Full batch"),
-            "sgd": ("随机 (每步一个样本)", "SGD (one sample a step)"),
-            "minibatch": ("小批量", "Mini-batch"),
-        },
-    )
-    batch_size: int = param(4, zh="小批量大小", en="Mini-batch size", ge=1, le=50, live=True)
+    lr: float = lr_field(0.1)
+    batch: Batch = batch_field()
+    batch_size: int = batch_size_field(50)
     init: Literal["auto", "zeros", "normal"] = param(
         "auto",
         zh="初始权重",
@@ -78,7 +102,7 @@ class Params(LabParams):
     axis_y: int = param(
         4, zh="等高线纵轴参数 (4 = 偏置)", en="Surface y-axis (4 = bias)", ge=0, le=4
     )
-    epochs: int = param(20000, zh="训练步数", en="Steps to train", ge=1, le=100000)
+    epochs: int = epochs_field()
     points: list[tuple[float, float]] = param(
         [(1.0, 2.0), (2.0, 3.0), (3.0, 3.5)],
         zh="我的点",
@@ -98,17 +122,17 @@ class Params(LabParams):
 
 
 @register
-class LinearRegressionLab(Lab):
+class LinearRegressionLab(TrainingLab):
     """Subclassing (backend/labs/live_stream.py does), the stated contract:
 
-    - `__init__(params, seed, device, data=, axes=)`: `params` are this lab's Params (they
-      choose loss, features, init, lr); `data` is another table, `axes` the surface's two
-      parameter indices (the bias is the last). The subclass may then set `self.params` to
-      its own Params: every step reads `lr`, `batch`, `batch_size`, `loss` and `epochs`.
+    - Params: the subclass's own, with at least `loss`, `lr`, `batch`, `batch_size`,
+      `epochs` (build them from this module's `*_field` functions).
+    - Override: `table()` (x [N, F] raw, y [N], column names), `zscored()`, `init_std()`,
+      `surface_axes()` (the surface's two parameter indices; the bias is the last),
+      `more_scalars(scalars)` (added to every step's and snapshot's), `more_picture()`
+      (tensors and meta added to every sent frame), `lab_state`/`load_lab_state`.
     - Read: `model`, `x` (inputs as trained on), `x_raw`, `y`, `names`.
     - Call: `inputs` (raw rows through the same scaling), `optimum`, `param_labels`.
-    - Override: `extend_frame` (add figures to each frame), `state_dict`/`load_state_dict`
-      (calling the base's).
     """
 
     id = "linear-regression"
@@ -122,51 +146,11 @@ class LinearRegressionLab(Lab):
     }
     Params = Params
     tensors = ("weights", "grad", "loss_surface", "prediction", "line")
+    stream_grad_norms = False  # every parameter's gradient is a scalar of its own
 
-    def __init__(
-        self,
-        params: Params,
-        seed: int,
-        device: torch.device,
-        data: Table | None = None,
-        axes: tuple[int, int] | None = None,
-    ):
-        """`data` and `axes` are for subclasses (see the class docstring); the registry
-        passes neither, and the table and surface axes come from `params`."""
-        super().__init__(params, seed, device)
-        x, y, names = data or self._table(params)
-        self.x_raw, self.y = x, y
-        self.x_scale: tuple[torch.Tensor, torch.Tensor] | None = None
-        if params.features == "zscore":
-            mu, sd = live_stream.zscore_stats(x)
-            self.x_scale = (mu, torch.where(sd > 0, sd, torch.ones_like(sd)))
-        self.x = self.inputs(x)
-        self.names = names
-        init = (
-            params.init
-            if params.init != "auto"
-            else ("normal" if params.dataset == "live-stream" else "zeros")
-        )
-        cfg = linear.LinearConfig(x.shape[1], params.loss, 0.01 if init == "normal" else 0.0)
-        self.gen = torch.Generator().manual_seed(seed)
-        torch.manual_seed(seed)
-        self.model = linear.LinearRegression(cfg)
-        self.opt = torch.optim.SGD(self.model.parameters(), lr=params.lr)
-        self.w_opt, self.b_opt = linear.closed_form(self.x, y)
-        opt_params = self.optimum()
-        self.opt_loss = float(
-            linear.loss_fn(linear.design(self.x.double()) @ opt_params, y.double(), params.loss)
-        )
-        self.crit_lr = linear.critical_lr(self.x, params.loss)
-        n_par = x.shape[1] + 1
-        ax, ay = axes or (params.axis_x, params.axis_y)
-        self.ax, self.ay = min(ax, n_par - 1), min(ay, n_par - 1)
-        if self.ax == self.ay:
-            self.ay = n_par - 1 if self.ax != n_par - 1 else 0
-        self.ranges = self._ranges(opt_params)
-
-    @staticmethod
-    def _table(p: Params) -> Table:
+    # -- the hooks a subclass overrides ---------------------------------------------------
+    def table(self) -> Table:
+        p = self.params
         if p.dataset == "live-stream":
             x, y = live_stream.load()
             return x, y, list(live_stream.FEATURES)
@@ -174,10 +158,62 @@ class LinearRegressionLab(Lab):
         t = torch.tensor(pts, dtype=torch.float32)
         return t[:, :1], t[:, 1], ["x"]
 
+    def zscored(self) -> bool:
+        return self.params.features == "zscore"
+
+    def init_std(self) -> float:
+        """The initial weights' spread (0: zeros); "auto": N(0, 0.01) on the live table."""
+        p = self.params
+        init = p.init if p.init != "auto" else ("normal" if p.dataset == "live-stream" else "zeros")
+        return 0.01 if init == "normal" else 0.0
+
+    def surface_axes(self) -> tuple[int, int]:
+        return self.params.axis_x, self.params.axis_y
+
+    def more_scalars(self, scalars: dict[str, float]) -> dict[str, float]:
+        """Scalars added to every step's (and snapshot's) after the base lab's: `loss`
+        (the whole table's, after the step), each parameter and its gradient."""
+        return {}
+
+    def more_picture(self) -> tuple[list[TensorOut], dict[str, Any]]:
+        """Tensors and meta added to every sent frame."""
+        return [], {}
+
+    # -- the lab --------------------------------------------------------------------------
+    def setup(self) -> None:
+        x, y, names = self.table()
+        self.x_raw, self.y = x, y
+        self.x_scale: tuple[torch.Tensor, torch.Tensor] | None = None
+        if self.zscored():
+            mu, sd = live_stream.zscore_stats(x)
+            self.x_scale = (mu, torch.where(sd > 0, sd, torch.ones_like(sd)))
+        self.x = self.inputs(x)
+        self.names = names
+        self.w_opt, self.b_opt = linear.closed_form(self.x, y)
+        conv = self.params.loss
+        self.opt_loss = float(
+            linear.loss_fn(linear.design(self.x.double()) @ self.optimum(), y.double(), conv)
+        )
+        self.crit_lr = linear.critical_lr(self.x, conv)
+        n_par = x.shape[1] + 1
+        ax, ay = self.surface_axes()
+        self.ax, self.ay = min(ax, n_par - 1), min(ay, n_par - 1)
+        if self.ax == self.ay:
+            self.ay = n_par - 1 if self.ax != n_par - 1 else 0
+        self.grads = torch.zeros(n_par)  # the last gradient, per parameter
+
+    def arms(self) -> list[ArmSpec]:
+        cfg = linear.LinearConfig(self.x.shape[1], self.params.loss, self.init_std())
+        build = lambda: linear.LinearRegression(cfg)  # noqa: E731
+        return [ArmSpec("linear", build, OptimConfig("sgd", lr=self.params.lr), self.seed)]
+
+    def built(self) -> None:
+        self.ranges = self._ranges(self.optimum())
+
     # -- the contract with subclasses --------------------------------------------------------
     def inputs(self, x_raw: torch.Tensor) -> torch.Tensor:
         """Raw rows [N, F] as the model sees them: z-scored with the training table's mean
-        and spread when `features` is "zscore" (so unseen rows go through the same scale)."""
+        and spread when the lab is `zscored()` (so unseen rows go through the same scale)."""
         if self.x_scale is None:
             return x_raw
         mu, sd = self.x_scale
@@ -190,11 +226,6 @@ class LinearRegressionLab(Lab):
     def param_labels(self) -> list[str]:
         """One label a parameter, the bias last: w_<column>..., b."""
         return [f"w_{n}" for n in self.names] + ["b"]
-
-    def extend_frame(self, frame: Frame) -> None:
-        """Add to every step's frame (scalars; tensors and meta when `frame.tensors` is not
-        empty, i.e. the step is captured). The frame already holds the base lab's: `loss`,
-        each parameter and its gradient. Nothing here; a subclass's own figures go here."""
 
     def _ranges(self, opt_params: torch.Tensor) -> list[list[float]]:
         start = self._params_vector().double()
@@ -212,69 +243,71 @@ class LinearRegressionLab(Lab):
     def max_steps(self) -> int:
         return self.params.epochs
 
-    def update_live(self, params: Params) -> None:
-        self.params = params
-        for g in self.opt.param_groups:
-            g["lr"] = params.lr
-
-    def _batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+    # -- training (the engine runs the loop: backend/trainer.py) --------------------------
+    def batch(self, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         n = self.x.shape[0]
         size = {"full": n, "sgd": 1, "minibatch": min(self.params.batch_size, n)}[self.params.batch]
         if size == n:
             return self.x, self.y
-        idx = torch.randperm(n, generator=self.gen)[:size]
+        idx = torch.randperm(n, generator=gen)[:size]
         return self.x[idx], self.y[idx]
 
-    def step(self, capture: bool) -> Frame:
-        xb, yb = self._batch()
-        loss = linear.loss_fn(self.model(xb), yb, self.params.loss)
-        self.opt.zero_grad()
-        loss.backward()
-        grads = torch.cat([self.model.weight.grad, self.model.bias.grad[None]]).clone()
-        self.opt.step()
+    def loss(self, arm: Arm, batch) -> torch.Tensor:
+        xb, yb = batch
+        return linear.loss_fn(arm.model(xb), yb, self.params.loss)
+
+    def _grad_vector(self, model) -> torch.Tensor:
+        return torch.cat([model.weight.grad, model.bias.grad[None]]).clone()
+
+    def arm_scalars(self, arm: Arm, batch, out) -> dict[str, float]:
+        if batch is not None:  # the update's gradient (on its batch)
+            self.grads = self._grad_vector(arm.model)
+        return self._scalars()
+
+    def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
+        """No step: the whole table's gradient at the current weights."""
+        self.gradient_at_rest(arm, (self.x, self.y))
+        self.grads = self._grad_vector(arm.model)
+        arm.optimizer.zero_grad()
+        return self._scalars()
+
+    def _scalars(self) -> dict[str, float]:
         # The loss reported is on the whole data set, after the step (what the surface shows).
-        return self._frame(grads, capture)
-
-    def snapshot(self) -> Frame:
-        loss = linear.loss_fn(self.model(self.x), self.y, self.params.loss)
-        self.opt.zero_grad()
-        loss.backward()
-        grads = torch.cat([self.model.weight.grad, self.model.bias.grad[None]]).clone()
-        self.opt.zero_grad()
-        return self._frame(grads, True)
-
-    def _frame(self, grads: torch.Tensor, capture: bool) -> Frame:
         with torch.no_grad():
-            pred = self.model(self.x)
-            full_loss = float(linear.loss_fn(pred, self.y, self.params.loss))
+            self.pred = self.model(self.x)
+            full_loss = float(linear.loss_fn(self.pred, self.y, self.params.loss))
         p = self._params_vector()
         labels = self.param_labels()
         scalars = {"loss": full_loss}
         scalars.update({lab: float(v) for lab, v in zip(labels, p, strict=True)})
-        scalars.update({f"grad_{lab}": float(g) for lab, g in zip(labels, grads, strict=True)})
-        frame = Frame(scalars=scalars)
-        if not capture:
-            self.extend_frame(frame)
-            return frame
+        scalars.update({f"grad_{lab}": float(g) for lab, g in zip(labels, self.grads, strict=True)})
+        scalars.update(self.more_scalars(scalars))
+        return scalars
+
+    # -- the picture ----------------------------------------------------------------------
+    def picture(self, arm: Arm) -> tuple[list[TensorOut], dict[str, Any]]:
+        p = self._params_vector()
+        labels = self.param_labels()
         (x0, x1), (y0, y1) = self.ranges
         xs = torch.linspace(x0, x1, GRID, dtype=torch.float64)
         ys = torch.linspace(y0, y1, GRID, dtype=torch.float64)
         surface = linear.loss_surface(self.x, self.y, p, self.ax, self.ay, xs, ys, self.params.loss)
-        frame.tensors = [
+        tensors = [
             TensorOut("weights", p, "f32", labels),
-            TensorOut("grad", grads, "f32", labels),
+            TensorOut("grad", self.grads, "f32", labels),
             # log10 keeps the valley visible next to the walls (u8 has 256 levels).
             TensorOut("loss_surface", torch.log10(surface.clamp_min(1e-12)), "u8"),
-            TensorOut("prediction", pred, "f32"),
+            TensorOut("prediction", self.pred, "f32"),
         ]
+        meta: dict[str, Any] = {}
         if self.x.shape[1] == 1:
             lo, hi = float(self.x.min()), float(self.x.max())
             pad = max(hi - lo, 1.0) * 0.25
             grid = torch.linspace(lo - pad, hi + pad, LINE_POINTS)
             with torch.no_grad():
-                frame.tensors.append(TensorOut("line", self.model(grid[:, None]), "f32"))
-            frame.meta["line_x"] = [lo - pad, hi + pad]
-        frame.meta.update(
+                tensors.append(TensorOut("line", self.model(grid[:, None]), "f32"))
+            meta["line_x"] = [lo - pad, hi + pad]
+        meta.update(
             {
                 "names": labels,
                 "x": self.x_raw.tolist(),
@@ -291,12 +324,12 @@ class LinearRegressionLab(Lab):
                 "lr": self.params.lr,
             }
         )
-        self.extend_frame(frame)
-        return frame
+        more_t, more_m = self.more_picture()
+        return tensors + more_t, {**meta, **more_m}
 
-    def state_dict(self) -> dict:
-        return {"model": self.model.state_dict(), "opt": self.opt.state_dict()}
+    def lab_state(self) -> dict[str, Any]:
+        return {"grads": self.grads.clone()}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["opt"])
+    def load_lab_state(self, state: dict[str, Any]) -> None:
+        if "grads" in state:
+            self.grads = state["grads"].clone()

@@ -1,7 +1,7 @@
 """Lab `live-stream`: predict a stream's peak viewers, the `linear-regression` lab on one table.
 
-A thin subclass of `LinearRegressionLab`, through the contract its docstring states, with its
-own defaults (z-scored inputs, torch's MSE, lr 1e-2, weights N(0, 0.01)) and what the
+A thin subclass of `LinearRegressionLab`, through the hooks its docstring states, with its
+own Params (built from the same field functions) and defaults (z-scored inputs, torch's MSE, lr 1e-2, weights N(0, 0.01)) and what the
 curriculum adds: the prediction for the unseen stream (180000, 12000, 20, 2), the largest
 training error and the MSE every step, and why raw inputs explode: each weight's gradient
 and curvature (the Hessian's diagonal) beside the stability limit 2/λmax. Two extra feature
@@ -10,14 +10,22 @@ sets: push one-hot encoded, and log(users).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 
 from backend.labs import register
-from backend.labs.base import Frame, LabParams, TensorOut, param
-from backend.labs.linear_regression import LinearRegressionLab
-from backend.labs.linear_regression import Params as LinearParams
+from backend.labs.base import LabParams, TensorOut, param
+from backend.labs.linear_regression import (
+    Batch,
+    LinearRegressionLab,
+    Table,
+    batch_field,
+    batch_size_field,
+    epochs_field,
+    loss_field,
+    lr_field,
+)
 from models import linear
 from models.data import live_stream
 
@@ -44,30 +52,10 @@ class Params(LabParams):
             "log_users": ("标准化，用户数取 log", "Z-scored, log(users)"),
         },
     )
-    loss: linear.Convention = param(
-        "mse",
-        zh="损失约定",
-        en="Loss convention",
-        choices={
-            "mse": ("均方误差 (MSELoss)", "MSE (MSELoss)"),
-            "half_mse": ("½·均方误差", "½ · MSE"),
-        },
-    )
-    lr: float = param(
-        1e-2, zh="学习率", en="Learning rate", ge=1e-12, le=1.0, scale="log", live=True
-    )
-    batch: Literal["full", "sgd", "minibatch"] = param(
-        "full",
-        zh="批次",
-        en="Batch",
-        live=True,
-        choices={
-            "full": ("全批量", "Full batch"),
-            "sgd": ("随机 (每步一个样本)", "SGD (one sample a step)"),
-            "minibatch": ("小批量", "Mini-batch"),
-        },
-    )
-    batch_size: int = param(4, zh="小批量大小", en="Mini-batch size", ge=1, le=10, live=True)
+    loss: linear.Convention = loss_field("mse")
+    lr: float = lr_field(1e-2)
+    batch: Batch = batch_field()
+    batch_size: int = batch_size_field(10)
     init: Literal["normal", "zeros"] = param(
         "normal",
         zh="初始权重",
@@ -78,7 +66,7 @@ class Params(LabParams):
     surface_y: Axis = param(
         "reservations", zh="等高线纵轴", en="Surface y-axis", choices=AXIS_CHOICES
     )
-    epochs: int = param(20000, zh="训练步数", en="Steps to train", ge=1, le=100000)
+    epochs: int = epochs_field()
 
 
 def features(x: torch.Tensor, kind: Features) -> tuple[torch.Tensor, list[str]]:
@@ -119,24 +107,27 @@ class LiveStreamLab(LinearRegressionLab):
     Params = Params
     tensors = (*LinearRegressionLab.tensors, "curvature")
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        self.variant = params.features
+    # -- the parent's hooks ------------------------------------------------------------------
+    def table(self) -> Table:
         raw_x, y = live_stream.load()
-        x, names = features(raw_x, params.features)
-        # Surface axes by name (one-hot has six parameters, past the parent's 0..4 range).
-        axes = (_axis_index(names, params.surface_x), _axis_index(names, params.surface_y))
-        base = LinearParams(
-            dataset="live-stream",
-            loss=params.loss,
-            features="raw" if params.features == "raw" else "zscore",
-            lr=params.lr,
-            batch=params.batch,
-            batch_size=params.batch_size,
-            init=params.init,
-            epochs=params.epochs,
-        )
-        super().__init__(base, seed, device, data=(x, y, names), axes=axes)
-        self.params = params  # the parent reads lr, batch, batch_size, loss, epochs from it
+        x, names = features(raw_x, self.params.features)
+        return x, y, names
+
+    def zscored(self) -> bool:
+        return self.params.features != "raw"
+
+    def init_std(self) -> float:
+        return 0.01 if self.params.init == "normal" else 0.0
+
+    def surface_axes(self) -> tuple[int, int]:
+        # By name: one-hot has six parameters, past the parent's 0..4 range.
+        p = self.params
+        return _axis_index(self.names, p.surface_x), _axis_index(self.names, p.surface_y)
+
+    def setup(self) -> None:
+        self.prev_loss: float | None = None
+        super().setup()
+        self.variant = self.params.features
         # The unseen stream, through the same features and the same z-score.
         new_raw, _ = features(
             torch.tensor([live_stream.NEW_STREAM], dtype=torch.float32), self.variant
@@ -146,45 +137,42 @@ class LiveStreamLab(LinearRegressionLab):
         # Curvature of the loss per parameter (the Hessian's diagonal) and its largest
         # eigenvalue: gradient descent is stable only below 2/λmax.
         a = linear.design(self.x.double())  # [N, P]
-        scale = 1.0 if params.loss == "half_mse" else 2.0
+        scale = 1.0 if self.params.loss == "half_mse" else 2.0
         hessian = a.T @ a / a.shape[0] * scale  # [P, P]
         self.curv = torch.diagonal(hessian).clone()
         self.lam_max = float(torch.linalg.eigvalsh(hessian)[-1])
-        self.prev_loss: float | None = None
 
-    def extend_frame(self, frame: Frame) -> None:
+    def more_scalars(self, scalars: dict[str, float]) -> dict[str, float]:
         with torch.no_grad():
             err = self.model(self.x) - self.y
             pred_new = float(self.model(self.x_new)[0])
-        loss = frame.scalars["loss"]
-        frame.scalars.update(
-            {
-                "mse": float((err**2).mean()),
-                "max_error": float(err.abs().max()),
-                "pred_new": pred_new,
-            }
-        )
+        loss = scalars["loss"]
+        out = {
+            "mse": float((err**2).mean()),
+            "max_error": float(err.abs().max()),
+            "pred_new": pred_new,
+        }
         if self.prev_loss and self.prev_loss > 0:
-            frame.scalars["growth"] = loss / self.prev_loss  # ~418 per step on raw at lr 1e-9
+            out["growth"] = loss / self.prev_loss  # ~418 per step on raw at lr 1e-9
         self.prev_loss = loss
-        if frame.tensors:
-            frame.tensors.append(TensorOut("curvature", self.curv, "f32", self.param_labels()))
-            lr = self.params.lr
-            frame.meta.update(
-                {
-                    "features": self.variant,
-                    "new_stream": list(live_stream.NEW_STREAM),
-                    "pred_new_optimum": self.pred_new_opt,
-                    "lambda_max": self.lam_max,
-                    # Along the top eigenvector the error is multiplied by (1 − lr·λmax) per
-                    # step, so the loss by its square: the growth an unstable lr must show.
-                    "growth_predicted": (1 - lr * self.lam_max) ** 2,
-                }
-            )
+        return out
 
-    def state_dict(self) -> dict:
-        return {**super().state_dict(), "prev_loss": self.prev_loss}
+    def more_picture(self) -> tuple[list[TensorOut], dict[str, Any]]:
+        lr = self.params.lr
+        meta = {
+            "features": self.variant,
+            "new_stream": list(live_stream.NEW_STREAM),
+            "pred_new_optimum": self.pred_new_opt,
+            "lambda_max": self.lam_max,
+            # Along the top eigenvector the error is multiplied by (1 − lr·λmax) per
+            # step, so the loss by its square: the growth an unstable lr must show.
+            "growth_predicted": (1 - lr * self.lam_max) ** 2,
+        }
+        return [TensorOut("curvature", self.curv, "f32", self.param_labels())], meta
 
-    def load_state_dict(self, state: dict) -> None:
-        super().load_state_dict(state)
+    def lab_state(self) -> dict:
+        return {**super().lab_state(), "prev_loss": self.prev_loss}
+
+    def load_lab_state(self, state: dict) -> None:
+        super().load_lab_state(state)
         self.prev_loss = state.get("prev_loss")

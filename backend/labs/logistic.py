@@ -6,6 +6,7 @@ the model itself) with the points, the threshold line, and the confusion matrix,
 recall and accuracy at the threshold, all counted here on every point shown. Concentric
 circles defeat a straight boundary until x1², x2², x1·x2 are added; unbalanced classes make
 accuracy look good next to the "always say no" baseline. Clicked points join the data live.
+The trainer (backend/trainer.py) runs the loop.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import torch
 from pydantic import model_validator
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import logistic
 from models.data import points2d
 
@@ -75,7 +78,7 @@ class Params(LabParams):
 
 
 @register
-class LogisticLab(Lab):
+class LogisticLab(TrainingLab):
     id = "logistic"
     chapter = 2
     order = 1
@@ -90,14 +93,20 @@ class LogisticLab(Lab):
     Params = Params
     tensors = ("boundary", "points", "prob", "confusion", "theta", "grad")
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device)
+    stream_grad_norms = False  # θ's gradient is in the frames, coordinate by coordinate
+
+    def setup(self) -> None:
+        params = self.params
         cfg = points2d.PointsConfig(kind=params.dataset, n=params.n, pos_frac=params.pos_frac)
-        self.base = points2d.make(cfg, seed)
+        self.base = points2d.make(cfg, self.seed)
         self.x, self.y = points2d.with_points(*self.base, params.points)
-        self.model = logistic.LogisticRegression(logistic.LogisticConfig(params.features))
-        self.opt = torch.optim.SGD(self.model.parameters(), lr=params.lr)
         self.axis, self.grid = points2d.grid(GRID)
+        self.grad = torch.zeros(0)
+
+    def arms(self) -> list[ArmSpec]:
+        cfg = logistic.LogisticConfig(self.params.features)
+        build = lambda: logistic.LogisticRegression(cfg)  # noqa: E731
+        return [ArmSpec("logistic", build, OptimConfig("sgd", lr=self.params.lr), self.seed)]
 
     def max_steps(self) -> int:
         return self.params.epochs
@@ -105,50 +114,53 @@ class LogisticLab(Lab):
     def update_live(self, params: Params) -> None:
         if params.points != self.params.points:
             self.x, self.y = points2d.with_points(*self.base, params.points)
-        self.params = params
-        for g in self.opt.param_groups:
-            g["lr"] = params.lr
+        super().update_live(params)
 
-    def _grad(self, step: bool) -> torch.Tensor:
-        loss = logistic.bce(self.model(self.x), self.y)
-        self.opt.zero_grad()
-        loss.backward()
-        grad = torch.cat([self.model.linear.bias.grad, self.model.linear.weight.grad[0]]).clone()
-        if step:
-            self.opt.step()
-        self.opt.zero_grad()
-        return grad
+    # -- training (the engine runs the loop: full batch, every point) ---------------------
+    def batch(self, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.x, self.y
 
-    def step(self, capture: bool) -> Frame:
-        return self._frame(self._grad(step=True), capture)
+    def loss(self, arm: Arm, batch) -> torch.Tensor:
+        x, y = batch
+        return logistic.bce(arm.model(x), y)
 
-    def snapshot(self) -> Frame:
-        return self._frame(self._grad(step=False), True)
+    def _grad_vector(self, model) -> torch.Tensor:
+        return torch.cat([model.linear.bias.grad, model.linear.weight.grad[0]]).clone()
 
-    def _frame(self, grad: torch.Tensor, capture: bool) -> Frame:
-        thr = self.params.threshold
+    def arm_scalars(self, arm: Arm, batch, out) -> dict[str, float]:
+        if batch is not None:
+            self.grad = self._grad_vector(arm.model)  # the update's gradient
+        return self._measure()
+
+    def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
+        self.gradient_at_rest(arm, (self.x, self.y))  # no step: the gradient here
+        self.grad = self._grad_vector(arm.model)
+        arm.optimizer.zero_grad()
+        return self._measure()
+
+    def _measure(self) -> dict[str, float]:
+        """Counted on every point shown, after the step, at the threshold."""
         with torch.no_grad():
             logits = self.model(self.x)
             loss = float(logistic.bce(logits, self.y))
-            p = torch.sigmoid(logits)
-        m = logistic.metrics(p, self.y, thr)
+            self.p = torch.sigmoid(logits)
+        m = self.m = logistic.metrics(self.p, self.y, self.params.threshold)
+        return {
+            "loss": loss,
+            "accuracy": m.accuracy,
+            "precision": m.precision,
+            "recall": m.recall,
+            "f1": m.f1,
+            "baseline_accuracy": logistic.always_no(self.y).accuracy,
+        }
+
+    def picture(self, arm: Arm) -> tuple[list[TensorOut], dict]:
+        thr, m, p, grad = self.params.threshold, self.m, self.p, self.grad
         base = logistic.always_no(self.y)
-        frame = Frame(
-            scalars={
-                "loss": loss,
-                "accuracy": m.accuracy,
-                "precision": m.precision,
-                "recall": m.recall,
-                "f1": m.f1,
-                "baseline_accuracy": base.accuracy,
-            }
-        )
-        if not capture:
-            return frame
         with torch.no_grad():
             surface = self.model.prob(self.grid).reshape(GRID, GRID)  # [x2, x1]
         theta, names = self.model.theta()
-        frame.tensors = [
+        tensors = [
             TensorOut("boundary", surface, "u8"),
             TensorOut("points", torch.cat([self.x, self.y[:, None]], 1), "f32"),  # [N, 3]
             TensorOut("prob", p, "f32"),
@@ -156,7 +168,7 @@ class LogisticLab(Lab):
             TensorOut("theta", theta, "f32", names),
             TensorOut("grad", grad, "f32", names),
         ]
-        frame.meta = {
+        meta = {
             "extent": points2d.EXTENT,
             "threshold": thr,
             "n_user": len(self.params.points),
@@ -169,11 +181,11 @@ class LogisticLab(Lab):
             "positives": int(self.y.sum()),
             "n": int(self.y.numel()),
         }
-        return frame
+        return tensors, meta
 
-    def state_dict(self) -> dict:
-        return {"model": self.model.state_dict(), "opt": self.opt.state_dict()}
+    def lab_state(self) -> dict:
+        return {"grad": self.grad.clone()}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["opt"])
+    def load_lab_state(self, state: dict) -> None:
+        if "grad" in state:
+            self.grad = state["grad"].clone()

@@ -11,21 +11,24 @@ fresh shuffle of the training split each epoch.
 Frames carry every neuron's output over the input grid (`layers.{i}.hook_post`, captured
 with models/hooks.py), the class probabilities there (`boundary`), the weights and biases
 (`weights.{i}`, `biases.{i}`, i = len(hidden) is the output layer), per-layer gradient norms
-and the points. `infer` {"action": "set_weight" | "set_bias", ...} edits one parameter.
+and the points. The declared Actions {"action": "set_weight" | "set_bias", ...} edit one
+parameter. The trainer (backend/trainer.py) runs the loop; a fork keeps the shuffle.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal
 
 import torch
-from pydantic import Field, model_validator
+from pydantic import Field, StrictInt, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 from torch import Tensor
 from torch.nn import functional as F
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabError, LabParams, TensorOut, param
+from backend.labs.base import LabInput, LabParams, TensorOut, param
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data import playground as pg
 from models.hooks import capture
 from models.mlp import MLP, MLPConfig, layer_grad_norms
@@ -117,29 +120,74 @@ class Params(LabParams):
         return self
 
 
-def _int(data: dict[str, Any], key: str, lo: int, hi: int) -> int:
-    v = data.get(key)
-    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-        raise LabError(f"{key} must be an integer in [{lo}, {hi}]", field=f"input.{key}")
+def _check_range(v: int, lo: int, hi: int) -> int:
+    if not lo <= v <= hi:
+        raise PydanticCustomError(
+            "out_of_range", "must be an integer in [{lo}, {hi}]", {"lo": lo, "hi": hi}
+        )
     return v
 
 
-def _value(data: dict[str, Any]) -> float:
-    v = data.get("value")
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-        raise LabError("value must be a finite number", field="input.value")
-    if abs(v) > WEIGHT_LIMIT:
-        raise LabError(
-            f"value must lie in [-{WEIGHT_LIMIT:g}, {WEIGHT_LIMIT:g}]",
-            field="input.value",
-            key="mlp-playground.err_range",
-            values={"limit": f"{WEIGHT_LIMIT:g}"},
-        )
-    return float(v)
+class _Edit(LabInput):
+    """One parameter set by hand: layer `layer` (len(hidden) is the output layer), unit `i`."""
+
+    layer: StrictInt
+    i: StrictInt
+    value: float
+
+    @field_validator("layer")
+    @classmethod
+    def _layer_exists(cls, layer: int, info: ValidationInfo) -> int:
+        lab = (info.context or {}).get("lab")
+        return _check_range(layer, 0, len(lab.model.linears()) - 1) if lab else layer
+
+    @field_validator("i")
+    @classmethod
+    def _unit_exists(cls, i: int, info: ValidationInfo) -> int:
+        lin = _linear(info)
+        return _check_range(i, 0, lin.out_features - 1) if lin is not None else i
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _not_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):  # a bool is an int in Python; a weight is not true/false
+            raise PydanticCustomError("float_type", "value must be a finite number")
+        return v
+
+    @field_validator("value")
+    @classmethod
+    def _in_range(cls, v: float) -> float:
+        if abs(v) > WEIGHT_LIMIT:
+            raise PydanticCustomError(
+                "mlp-playground.err_range",
+                "value must lie in [-{limit}, {limit}]",
+                {"limit": f"{WEIGHT_LIMIT:g}"},
+            )
+        return v
+
+
+def _linear(info: ValidationInfo):
+    lab, layer = (info.context or {}).get("lab"), info.data.get("layer")
+    return lab.model.linears()[layer] if lab is not None and layer is not None else None
+
+
+class SetBias(_Edit):
+    action: Literal["set_bias"]
+
+
+class SetWeight(_Edit):
+    action: Literal["set_weight"]
+    j: StrictInt  # the input unit
+
+    @field_validator("j")
+    @classmethod
+    def _input_exists(cls, j: int, info: ValidationInfo) -> int:
+        lin = _linear(info)
+        return _check_range(j, 0, lin.in_features - 1) if lin is not None else j
 
 
 @register
-class MLPPlaygroundLab(Lab):
+class MLPPlaygroundLab(TrainingLab):
     id = "mlp-playground"
     chapter = 3
     order = 3
@@ -162,38 +210,39 @@ class MLPPlaygroundLab(Lab):
         "test_points",
     )
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device)
+    Actions = Annotated[SetWeight | SetBias, Field(discriminator="action")]
+
+    def setup(self) -> None:
+        params = self.params
         self.k = params.classes
         self.features = [f for f in pg.FEATURES if getattr(params, f)]
         if params.dataset != "custom":
             cfg = pg.PlaygroundConfig(
                 params.dataset, params.n_points, params.noise / 100, self.k, params.train_pct / 100
             )
-            self.split = pg.make(cfg, seed)
+            self.split = pg.make(cfg, self.seed)
         else:
             empty = torch.zeros(0, 2)
             self.split = pg.Split(
                 empty, torch.zeros(0, dtype=torch.long), empty, empty[:, 0].long()
             )
-        cfg = MLPConfig(
-            d_in=len(self.features),
-            hidden=tuple(params.hidden),
-            d_out=1 if self.k == 2 else self.k,
-            activation=params.activation,
-        )
-        torch.manual_seed(seed)  # the same seed, the same first weights
-        self.model = MLP(cfg).to(device)
-        self.opt = torch.optim.SGD(self.model.parameters(), lr=params.lr)
-        self.gen = torch.Generator().manual_seed(seed + 1)
-        self.order = torch.zeros(0, dtype=torch.long)
-        self.cursor = 0
-        self.updates = 0
-        self.grad_norm: Tensor | None = None
-        self.grad_labels = layer_grad_norms(self.model)[1]
         _, grid_xy = pg.grid(GRID)
         self.grid_in = self._feats(grid_xy)  # [G*G, F]
         self._set_points(params.points)
+
+    def arms(self) -> list[ArmSpec]:
+        p = self.params
+        cfg = MLPConfig(
+            d_in=len(self.features),
+            hidden=tuple(p.hidden),
+            d_out=1 if self.k == 2 else self.k,
+            activation=p.activation,
+        )
+        # the same seed, the same first weights; one SGD update per mini-batch
+        return [ArmSpec("mlp", lambda: MLP(cfg), OptimConfig("sgd", lr=p.lr), self.seed)]
+
+    def data_generator(self) -> torch.Generator:
+        return torch.Generator().manual_seed(self.seed + 1)  # the shuffles of the batches
 
     # -- data -----------------------------------------------------------------------------
     def _feats(self, xy: Tensor) -> Tensor:
@@ -214,10 +263,14 @@ class MLPPlaygroundLab(Lab):
         self.order = torch.zeros(0, dtype=torch.long)
         self.cursor = 0
 
-    def _batch(self) -> Tensor:
+    def batch(self, gen: torch.Generator) -> Tensor | None:
+        """The next mini-batch's indices: the batches walk a fresh shuffle each epoch.
+        None with no training points ("only my points" before any is drawn)."""
         n, size = len(self.t_train), min(self.params.batch_size, len(self.t_train))
+        if not n:
+            return None
         if self.cursor + size > len(self.order):
-            self.order = torch.randperm(n, generator=self.gen)
+            self.order = torch.randperm(n, generator=gen)
             self.cursor = 0
         idx = self.order[self.cursor : self.cursor + size]
         self.cursor += size
@@ -238,6 +291,9 @@ class MLPPlaygroundLab(Lab):
             return self.params.reg_rate * sum((w * w).sum() for w in ws) / 2
         return torch.zeros((), device=self.device)
 
+    def loss(self, arm: Arm, idx: Tensor) -> Tensor:
+        return self._loss(arm.model(self.f_train[idx]), self.t_train[idx]) + self._penalty()
+
     def _probs(self, logits: Tensor) -> Tensor:
         if self.k == 2:
             p1 = torch.sigmoid(logits[:, 0])
@@ -249,44 +305,35 @@ class MLPPlaygroundLab(Lab):
         acc = (self._probs(logits).argmax(1) == y).float().mean()
         return float(self._loss(logits, y)), float(acc)
 
+    def arm_scalars(self, arm: Arm, batch: Any, out: Any) -> dict[str, float]:
+        """Measured on the whole splits after the step (the loss replaces the batch's)."""
+        scalars: dict[str, float] = {}
+        with torch.no_grad():
+            if len(self.t_train):
+                scalars["loss"], scalars["train_acc"] = self._measure(self.f_train, self.t_train)
+                scalars["epoch"] = self.t * self.params.batch_size / len(self.t_train)
+            if len(self.t_test):
+                scalars["test_loss"], scalars["test_acc"] = self._measure(self.f_test, self.t_test)
+            if self.params.regularization != "none":
+                scalars["reg"] = float(self._penalty())
+        return scalars
+
     # -- the lab contract -----------------------------------------------------------------
     def update_live(self, params: Params) -> None:
-        old, self.params = self.params, params
-        for g in self.opt.param_groups:
-            g["lr"] = params.lr
+        old = self.params
+        super().update_live(params)  # the learning rate
         if params.points != old.points:
             self._set_points(params.points)
 
-    def step(self, capture: bool) -> Frame:
-        if len(self.t_train):  # "only my points" with no points yet: nothing to learn
-            idx = self._batch()
-            loss = self._loss(self.model(self.f_train[idx]), self.t_train[idx]) + self._penalty()
-            self.opt.zero_grad()
-            loss.backward()
-            # Only a sent frame shows them; a stale norm is never sent as this step's.
-            self.grad_norm = layer_grad_norms(self.model)[0].cpu() if capture else None
-            self.opt.step()
-            self.updates += 1
-        return self._frame(capture)
-
-    def snapshot(self) -> Frame:
-        return self._frame(True)
-
-    def infer(self, data: dict[str, Any]):
-        action = data.get("action")
-        if action not in ("set_weight", "set_bias"):
-            raise LabError("action must be set_weight or set_bias", field="input.action")
-        lins = self.model.linears()
-        layer = _int(data, "layer", 0, len(lins) - 1)
-        lin = lins[layer]
-        i = _int(data, "i", 0, lin.out_features - 1)
-        value = _value(data)
+    def act(self, action: SetWeight | SetBias):
+        """An edited weight or bias (bounds checked by the declared Actions)."""
+        lin = self.model.linears()[action.layer]
         with torch.no_grad():
-            if action == "set_weight":
-                lin.weight[i, _int(data, "j", 0, lin.in_features - 1)] = value
+            if isinstance(action, SetWeight):
+                lin.weight[action.i, action.j] = action.value
             else:
-                lin.bias[i] = value
-        frame = self._frame(True)
+                lin.bias[action.i] = action.value
+        frame = self.snapshot()
         frame.advanced = True  # an edited weight is part of the run: recorded as its next step
         yield frame
 
@@ -294,40 +341,32 @@ class MLPPlaygroundLab(Lab):
     def estimate_mb(cls, params: Params) -> tuple[float, str | None]:
         return 4.0, None  # at most 6×8 units: tiny; the pictures dominate (≈140 KB a frame)
 
-    def state_dict(self) -> dict:
-        return {"model": self.model.state_dict(), "opt": self.opt.state_dict(), "updates": self.updates}  # fmt: skip
+    def lab_state(self) -> dict:
+        """The epoch's shuffle and the position in it: a fork walks the same batches."""
+        return {"order": self.order.clone(), "cursor": self.cursor}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["opt"])
-        self.updates = state.get("updates", 0)
+    def load_lab_state(self, state: dict) -> None:
+        if "order" in state:
+            self.order, self.cursor = state["order"].clone(), state["cursor"]
+        if "updates" in state:  # a run saved before the trainer
+            self.t = state["updates"]
 
     # -- the frame ------------------------------------------------------------------------
-    def _frame(self, capture: bool) -> Frame:
-        scalars: dict[str, float] = {}
-        with torch.no_grad():
-            if len(self.t_train):
-                scalars["loss"], scalars["train_acc"] = self._measure(self.f_train, self.t_train)
-                scalars["epoch"] = self.updates * self.params.batch_size / len(self.t_train)
-            if len(self.t_test):
-                scalars["test_loss"], scalars["test_acc"] = self._measure(self.f_test, self.t_test)
-            if self.params.regularization != "none":
-                scalars["reg"] = float(self._penalty())
-        frame = Frame(scalars=scalars)
-        if capture:
-            frame.tensors = self._pictures()
-            frame.meta = {
-                "extent": pg.EXTENT,
-                "classes": self.k,
-                "features": self.features,
-                "hidden": list(self.params.hidden),
-                "activation": self.params.activation,
-                "n_train": len(self.t_train),
-                "n_test": len(self.t_test),
-                "n_mine": self.n_mine,
-                "weight_limit": WEIGHT_LIMIT,
-            }
-        return frame
+    def frame_meta(self) -> dict[str, Any]:
+        return {
+            "extent": pg.EXTENT,
+            "classes": self.k,
+            "features": self.features,
+            "hidden": list(self.params.hidden),
+            "activation": self.params.activation,
+            "n_train": len(self.t_train),
+            "n_test": len(self.t_test),
+            "n_mine": self.n_mine,
+            "weight_limit": WEIGHT_LIMIT,
+        }
+
+    def picture(self, arm: Arm) -> list[TensorOut]:
+        return self._pictures()
 
     def _pictures(self) -> list[TensorOut]:
         g = GRID
@@ -343,8 +382,9 @@ class MLPPlaygroundLab(Lab):
         for i, lin in enumerate(self.model.linears()):
             out.append(TensorOut(f"weights.{i}", lin.weight.detach(), "f32"))  # [out, in]
             out.append(TensorOut(f"biases.{i}", lin.bias.detach(), "f32"))  # [out]
-        if self.grad_norm is not None:
-            out.append(TensorOut("grad_norm", self.grad_norm, "f32", self.grad_labels))
+        if self.model.out.weight.grad is not None:  # the last update's gradient
+            norms, labels = layer_grad_norms(self.model)
+            out.append(TensorOut("grad_norm", norms, "f32", labels))
         for name, x, y in (
             ("train_points", self.x_train, self.y_train),
             ("test_points", self.split.x_test, self.split.y_test),

@@ -171,7 +171,7 @@ def test_drawing_is_reduced_to_the_same_8x8_counts_and_classified(client):
         ({"image": [[0.0] * 32] * 31 + [[0.0] * 31 + [True]]}, "input.image"),
         ({"image": [[0.0] * 32] * 31 + [[0.0] * 31 + [None]]}, "input.image"),
         ({"image": [[0.0] * 32] * 32, "fit": "yes"}, "input.fit"),
-        ({"image": [[0.0] * 32] * 32, "colour": 1}, "input"),
+        ({"image": [[0.0] * 32] * 32, "colour": 1}, "input.colour"),  # the unknown field
     ],
 )
 def test_bad_drawings_are_refused_naming_the_field(client, data, field):

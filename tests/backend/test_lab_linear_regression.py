@@ -1,12 +1,12 @@
 """The `linear-regression` lab's contract with subclasses (its class docstring): another
-table through `data=`, surface axes through `axes=`, figures through `extend_frame`, unseen
-rows through `inputs`. backend/labs/live_stream.py relies on exactly this."""
+table through `table()`, surface axes through `surface_axes()`, figures through
+`more_scalars` and `more_picture`, unseen rows through `inputs`.
+backend/labs/live_stream.py relies on exactly this."""
 
 from __future__ import annotations
 
 import torch
 
-from backend.labs.base import Frame
 from backend.labs.linear_regression import LinearRegressionLab, Params
 
 # Three rows, two columns, far from zero mean: z-scoring must visibly change them.
@@ -17,15 +17,23 @@ Y = torch.tensor([1.0, 2.0, 3.0])
 class TableLab(LinearRegressionLab):
     """A subclass that uses nothing but the stated contract."""
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device, data=(X, Y, ["a", "c"]), axes=(1, 2))
-        self.seen: list[bool] = []
+    seen: list[bool]
 
-    def extend_frame(self, frame: Frame) -> None:
-        self.seen.append(bool(frame.tensors))
-        frame.scalars["first_pred"] = float(self.model(self.x[:1]).detach()[0])
-        if frame.tensors:
-            frame.meta["labels"] = self.param_labels()
+    def table(self):
+        return X, Y, ["a", "c"]
+
+    def surface_axes(self) -> tuple[int, int]:
+        return 1, 2
+
+    def more_scalars(self, scalars: dict[str, float]) -> dict[str, float]:
+        if not hasattr(self, "seen"):
+            self.seen = []
+        self.seen.append(False)
+        return {"first_pred": float(self.model(self.x[:1]).detach()[0])}
+
+    def more_picture(self):
+        self.seen[-1] = True
+        return [], {"labels": self.param_labels()}
 
 
 def make(**params) -> TableLab:
@@ -49,7 +57,7 @@ def test_raw_features_leave_inputs_as_they_are():
     assert torch.equal(lab.inputs(X), X) and torch.equal(lab.x, X)
 
 
-def test_extend_frame_runs_on_every_frame_captured_or_not():
+def test_more_scalars_run_on_every_frame_and_more_picture_on_sent_ones():
     lab = make(features="zscore")
     out = {}
     for capture in (False, True):
