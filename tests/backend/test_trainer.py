@@ -1,0 +1,303 @@
+"""The trainer's contract (backend/trainer.py, docs/trainer.md) on a toy lab: arms in lockstep
+on the same batches, divergence per arm, scalar and tensor names, clipping, the schedule,
+state that forks; and the optimizer configs (backend/optim.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import math
+
+import pytest
+import torch
+from pydantic_core import PydanticCustomError
+from torch import nn
+
+from backend.config import Settings
+from backend.labs.base import LabError, LabInput, LabParams, TensorOut, param, validate_input
+from backend.optim import AdamNoBias, OptimConfig
+from backend.sessions import Session
+from backend.trainer import Arm, ArmSpec, TrainingLab
+
+CPU = torch.device("cpu")
+
+
+class ToyParams(LabParams):
+    lrs: list[float] = param([0.05, 0.05], zh="学习率", en="Learning rates", max_length=4)
+    seeds: list[int] = param([0, 0], zh="种子", en="Seeds", max_length=4)
+    noise: float = param(0.0, zh="噪声", en="Arm noise", ge=0, le=1)
+
+
+class Toy(TrainingLab):
+    """y = x·w + noise: a 3 → 1 linear model per arm, SGD at each arm's lr."""
+
+    id = "toy"
+    Params = ToyParams
+    title = {"zh": "玩具", "en": "Toy"}
+
+    def setup(self) -> None:
+        self.seen: list[list[torch.Tensor]] = []  # per step: the batch each arm trained on
+        self.w_true = torch.tensor([[1.0], [-2.0], [0.5]])
+
+    def arms(self) -> list[ArmSpec]:
+        p = self.params
+        return [
+            ArmSpec(f"arm{i}", lambda: nn.Linear(3, 1), OptimConfig("sgd", lr=lr), seed)
+            for i, (lr, seed) in enumerate(zip(p.lrs, p.seeds, strict=True))
+        ]
+
+    def stages(self, model: nn.Module):
+        return [("weight", [model.weight]), ("bias", [model.bias])]
+
+    def batch(self, gen: torch.Generator):
+        x = torch.randn(16, 3, generator=gen)
+        self.seen.append([])
+        return x, x @ self.w_true
+
+    def loss(self, arm: Arm, batch):
+        x, y = batch
+        self.seen[-1].append(x)
+        pred = arm.model(x)
+        if self.params.noise:  # the arm's own randomness: its generator
+            pred = pred + self.params.noise * torch.randn(pred.shape, generator=arm.generator)
+        return ((pred - y) ** 2).mean()
+
+    def picture(self, arm: Arm):
+        return [TensorOut("w", arm.model.weight.detach()[0], "f32")], {"lr": arm.spec.optim.lr}
+
+
+def toy(**params) -> Toy:
+    torch.manual_seed(0)
+    return Toy(ToyParams(**params), 0, CPU)
+
+
+# -- lockstep -----------------------------------------------------------------------------
+def test_every_arm_trains_on_the_same_batch_each_step():
+    lab = toy(lrs=[0.05, 0.2, 0.01], seeds=[0, 1, 2])
+    for _ in range(5):
+        lab.step(False)
+    assert len(lab.seen) == 5
+    for batches in lab.seen:
+        assert len(batches) == 3 and all(torch.equal(b, batches[0]) for b in batches)
+
+
+def test_twin_arms_stay_identical():
+    scalars = toy().step(False).scalars
+    assert scalars["arm.0.loss"] == scalars["arm.1.loss"] == scalars["loss"]
+
+
+# -- names --------------------------------------------------------------------------------
+def test_one_arm_keeps_plain_names():
+    lab = toy(lrs=[0.05], seeds=[0])
+    frame = lab.step(True)
+    assert set(frame.scalars) == {"loss", "grad_norm.weight", "grad_norm.bias"}
+    assert [t.name for t in frame.tensors] == ["w"]
+    assert frame.meta["lr"] == 0.05 and frame.meta["arms"] == [
+        {"label": "arm0", "title": None, "diverged": False}
+    ]
+
+
+def test_several_arms_prefix_their_scalars_and_tensors_and_average_the_loss():
+    lab = toy(lrs=[0.05, 0.1], seeds=[0, 1])
+    frame = lab.step(True)
+    s = frame.scalars
+    assert set(s) == {"loss"} | {
+        f"arm.{i}.{k}" for i in (0, 1) for k in ("loss", "grad_norm.weight", "grad_norm.bias")
+    }
+    assert s["loss"] == pytest.approx((s["arm.0.loss"] + s["arm.1.loss"]) / 2)
+    assert [t.name for t in frame.tensors] == ["arm.0.w", "arm.1.w"]
+    labels = [(a["label"], a["lr"]) for a in frame.meta["arms"]]
+    assert labels == [("arm0", 0.05), ("arm1", 0.1)]  # each arm's picture meta in its entry
+
+
+def test_grad_norms_are_each_stages_gradient_norm():
+    lab = toy(lrs=[0.0], seeds=[0])  # lr 0: the gradient stays on the weights it was taken at
+    s = lab.step(False).scalars
+    assert s["grad_norm.weight"] == pytest.approx(float(lab.model.weight.grad.norm()))
+    assert s["grad_norm.bias"] == pytest.approx(float(lab.model.bias.grad.norm()))
+
+
+# -- divergence ---------------------------------------------------------------------------
+def test_a_diverged_arm_stops_while_the_others_train_on():
+    lab = toy(lrs=[0.05, 50.0], seeds=[0, 0])  # lr 50 on this quadratic blows up
+    rows = [lab.step(False).scalars for _ in range(40)]
+    gone = next(i for i, r in enumerate(rows) if "arm.1.diverged" in r)
+    assert not math.isfinite(rows[gone]["arm.1.loss"])
+    frozen = lab.arm_list[1].model.weight.detach().nan_to_num().clone()
+    later = lab.step(False).scalars
+    assert torch.equal(lab.arm_list[1].model.weight.detach().nan_to_num(), frozen)  # no step
+    assert later["arm.1.diverged"] == 1.0 and "arm.1.loss" in later  # its last numbers stay
+    assert all(math.isfinite(r["loss"]) for r in rows)  # the run goes on: arm 0's loss
+    assert rows[-1]["loss"] == rows[-1]["arm.0.loss"] < rows[0]["arm.0.loss"]
+    assert [a.diverged for a in lab.arm_list] == [False, True]
+
+
+def _session_state(lrs: list[float], steps: int) -> str:
+    async def run() -> str:
+        session = Session(Toy, ToyParams(lrs=lrs, seeds=[0] * len(lrs)), 0, Settings(), "::1")
+        await session.start()
+        await session.step_n(steps)
+        state = session.state
+        await session.close()
+        return state
+
+    return asyncio.run(run())
+
+
+def test_the_session_diverges_only_when_every_arm_has():
+    assert _session_state([0.05, 50.0], 60) == "paused"
+    assert _session_state([50.0, 80.0], 60) == "diverged"
+    assert _session_state([50.0], 60) == "diverged"
+
+
+# -- clipping and schedule ----------------------------------------------------------------
+class Clipped(Toy):
+    clip_norm = 0.5
+
+
+def test_clipping_scales_the_gradient_and_reports_its_coefficient():
+    torch.manual_seed(0)
+    lab = Clipped(ToyParams(lrs=[0.1], seeds=[0]), 0, CPU)
+    before = [p.detach().clone() for p in lab.model.parameters()]
+    gen = torch.Generator()
+    gen.set_state(lab.data_gen.get_state())
+    x = torch.randn(16, 3, generator=gen)  # the batch the step will draw
+    twin = copy.deepcopy(lab.model)
+    ((twin(x) - x @ lab.w_true) ** 2).mean().backward()
+    grads = [p.grad for p in twin.parameters()]
+    total = float(torch.cat([g.flatten() for g in grads]).norm())
+    s = lab.step(False).scalars
+    assert total > 0.5 and s["clip_coef"] == pytest.approx(0.5 / total, rel=1e-5)
+    for p, b, g in zip(lab.model.parameters(), before, grads, strict=True):
+        assert torch.allclose(p.detach(), b - 0.1 * s["clip_coef"] * g, atol=1e-6)
+    # the norms streamed are the gradient's own, before clipping
+    assert s["grad_norm.weight"] == pytest.approx(float(grads[0].norm()), rel=1e-5)
+
+
+class Scheduled(Toy):
+    stream_lr = True
+
+    def schedule(self, t: int) -> float:
+        return 1.0 / (t + 1)
+
+
+def test_the_schedule_sets_the_live_lr_every_step():
+    torch.manual_seed(0)
+    lab = Scheduled(ToyParams(lrs=[0.2], seeds=[0]), 0, CPU)
+    lrs = [lab.step(False).scalars["lr"] for _ in range(4)]
+    assert lrs == pytest.approx([0.2, 0.1, 0.2 / 3, 0.05])
+    assert lab.opt.param_groups[0]["lr"] == pytest.approx(0.05)
+    lab.update_live(ToyParams(lrs=[0.4], seeds=[0]))  # a live lr change keeps the schedule
+    assert lab.step(False).scalars["lr"] == pytest.approx(0.4 / 5)
+
+
+# -- state --------------------------------------------------------------------------------
+def test_state_dict_holds_every_arms_model_optimizer_and_generator():
+    lab = toy(lrs=[0.05, 0.1], seeds=[0, 1], noise=0.3)
+    for _ in range(4):
+        lab.step(False)
+    fork = toy(lrs=[0.05, 0.1], seeds=[0, 1], noise=0.3)
+    fork.load_state_dict(copy.deepcopy(lab.state_dict()))
+    assert fork.t == lab.t == 4
+    for _ in range(4):
+        assert lab.step(False).scalars == fork.step(False).scalars
+
+
+def test_an_old_single_model_state_still_loads():
+    lab = toy(lrs=[0.05], seeds=[0])
+    lab.step(False)
+    old = {"model": lab.model.state_dict(), "opt": lab.opt.state_dict(), "t": 1}
+    back = toy(lrs=[0.05], seeds=[0])
+    back.load_state_dict(copy.deepcopy(old))
+    assert torch.equal(back.model.weight, lab.model.weight) and back.t == 1
+
+
+# -- optimizers ---------------------------------------------------------------------------
+def _first_step(kind: str, lr: float = 0.1) -> torch.Tensor:
+    p = nn.Parameter(torch.zeros(3))
+    opt = OptimConfig(kind, lr=lr).build([p])
+    p.grad = torch.tensor([1.0, -2.0, 0.5])
+    opt.step()
+    return p.detach()
+
+
+def test_adam_without_bias_correction_first_steps_3_16_lr():
+    step = _first_step("adam_no_bias")
+    assert step.abs().tolist() == pytest.approx([0.1 * 0.1 / math.sqrt(0.001)] * 3, rel=1e-5)
+    assert step.abs().tolist() == pytest.approx([0.3162] * 3, rel=1e-3)
+    assert _first_step("adam").abs().tolist() == pytest.approx([0.1] * 3, rel=1e-5)
+
+
+def test_adam_without_bias_correction_is_adam_without_its_correction():
+    torch.manual_seed(0)
+    a, b = nn.Parameter(torch.randn(5)), nn.Parameter(torch.randn(5))
+    b.data.copy_(a.data)
+    ours = AdamNoBias([a], lr=0.01)
+    ref = torch.optim.Adam([b], lr=0.01)
+    for t in range(1, 6):
+        g = torch.randn(5)
+        a.grad, b.grad = g.clone(), g.clone()
+        m_b, v_b = (ref.state[b]["exp_avg"].clone(), ref.state[b]["exp_avg_sq"].clone()) if t > 1 else (torch.zeros(5), torch.zeros(5))  # fmt: skip
+        before = a.detach().clone()
+        ours.step()
+        ref.step()
+        m = 0.9 * m_b + 0.1 * g
+        v = 0.999 * v_b + 0.001 * g * g
+        assert torch.allclose(a.detach(), before - 0.01 * m / (v.sqrt() + 1e-8), atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("kind", "cls", "extra"),
+    [
+        ("sgd", torch.optim.SGD, {"momentum": 0}),
+        ("momentum", torch.optim.SGD, {"momentum": 0.9, "nesterov": False}),
+        ("nesterov", torch.optim.SGD, {"momentum": 0.9, "nesterov": True}),
+        ("rmsprop", torch.optim.RMSprop, {"alpha": 0.99, "eps": 1e-8}),
+        ("adam", torch.optim.Adam, {"betas": (0.9, 0.999), "eps": 1e-8}),
+        ("adamw", torch.optim.AdamW, {"betas": (0.9, 0.999), "weight_decay": 0.0}),
+    ],
+)
+def test_each_kind_builds_torchs_optimizer_with_its_settings(kind, cls, extra):
+    opt = OptimConfig(kind, lr=0.01).build([nn.Parameter(torch.zeros(2))])
+    assert type(opt) is cls and opt.defaults["lr"] == 0.01
+    assert {k: opt.defaults[k] for k in extra} == extra
+
+
+def test_apply_changes_the_numbers_and_keeps_the_state():
+    p = nn.Parameter(torch.zeros(2))
+    cfg = OptimConfig("adam", lr=0.01)
+    opt = cfg.build([p])
+    p.grad = torch.ones(2)
+    opt.step()
+    OptimConfig("adam", lr=0.5, betas=(0.8, 0.99)).apply(opt)
+    assert opt.param_groups[0]["lr"] == 0.5 and opt.param_groups[0]["betas"] == (0.8, 0.99)
+    assert int(opt.state[p]["step"]) == 1
+
+
+def test_an_unknown_kind_is_refused():
+    with pytest.raises(ValueError, match="unknown optimizer"):
+        OptimConfig("lion")  # type: ignore[arg-type]
+
+
+# -- declared input -----------------------------------------------------------------------
+class Knob(LabInput):
+    layer: int
+    value: float = 0.0
+
+    def model_post_init(self, _):
+        if abs(self.value) > 10:
+            raise PydanticCustomError("toy.err_range", "value past {limit}", {"limit": "10"})
+
+
+def test_declared_input_is_refused_with_the_fields_path_and_its_key():
+    assert validate_input(Knob, {"layer": 2}).layer == 2
+    with pytest.raises(LabError) as bad:
+        validate_input(Knob, {"layer": "two"})
+    assert bad.value.field == "input.layer" and bad.value.code == "bad_message"
+    with pytest.raises(LabError) as extra:
+        validate_input(Knob, {"layer": 1, "colour": 3})
+    assert extra.value.field == "input.colour"
+    with pytest.raises(LabError) as keyed:
+        validate_input(Knob, {"layer": 1, "value": 11})
+    assert keyed.value.key == "toy.err_range" and keyed.value.values == {"limit": "10"}
+    assert str(keyed.value) == "value past 10"
