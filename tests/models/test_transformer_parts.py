@@ -211,12 +211,17 @@ def test_moe_balancing_loss_is_one_when_uniform_and_grows_with_imbalance():
 @pytest.mark.parametrize("placement", ["pre", "post", "sandwich", "olmo2"])
 def test_norm_placements_normalise_where_they_say(placement):
     torch.manual_seed(0)
-    model = Transformer(TransformerConfig(**BASE, norm="rmsnorm", norm_placement=placement))
+    cfg = TransformerConfig(**BASE, norm="rmsnorm", norm_eps=1e-12, norm_placement=placement)
+    model = Transformer(cfg)  # (an eps that small: even tiny branch outputs are scaled to 1)
     with capture(model, "blocks.*.hook_resid_*") as s:
         model(torch.randint(0, 7, (2, 6)))
     rms = s["blocks.0.hook_resid_post"].pow(2).mean(-1).sqrt()
     assert torch.allclose(rms, torch.ones_like(rms), atol=1e-3) == (placement == "post")
     assert (placement == "post") != hasattr(model.ln_final, "weight")  # no final norm after post
+    branch = s["blocks.0.hook_resid_mid"] - s["blocks.0.hook_resid_pre"]  # what attention added
+    rms = branch.pow(2).mean(-1).sqrt()
+    normed_branch = placement in ("sandwich", "olmo2")  # the branch output is normalised
+    assert torch.allclose(rms, torch.ones_like(rms), atol=1e-3) == normed_branch
 
 
 def test_rmsnorm_and_layernorm():
