@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from backend import protocol, wire
 from backend.admission import SessionError
@@ -37,7 +37,13 @@ SCALARS_EVERY_S = 1 / 30
 
 class Connection:
     def __init__(
-        self, ws: WebSocket, sessions: SessionManager, settings: Settings, store: RunStore
+        self,
+        ws: WebSocket,
+        sessions: SessionManager,
+        settings: Settings,
+        store: RunStore,
+        url_session: str | None = None,
+        url_token: str | None = None,
     ):
         self.ws = ws
         self.sessions = sessions
@@ -54,10 +60,14 @@ class Connection:
         self._last_busy = -1.0
         self._scalars_sent_t = 0.0
         self._scalars_timer: asyncio.TimerHandle | None = None
+        # `/ws?session=ID&token=TOKEN`: joined on connect; an `open` creates ID when free.
+        self.url_session = url_session
+        self.url_token = url_token
 
     # -- output ---------------------------------------------------------------------------
-    def reply(self, message: dict[str, Any]) -> None:
-        self.box.put_text(json.dumps(message, separators=(",", ":")))
+    def reply(self, message: BaseModel) -> None:
+        """Send a server message (a protocol model) to this connection only."""
+        self.box.put_text(json.dumps(protocol.dump(message), separators=(",", ":")))
 
     def error(self, *args: Any, **kwargs: Any) -> None:
         """Reply with a protocol `error` (protocol.error's arguments)."""
@@ -116,6 +126,7 @@ class Connection:
 
     # -- input ----------------------------------------------------------------------------
     async def run(self) -> None:
+        self._join_url()
         sender = asyncio.create_task(self._send_loop())
         worker = asyncio.create_task(self._process())
         try:
@@ -202,6 +213,9 @@ class Connection:
             await self._dispatch_checked(msg)
         except protocol.Refusal as exc:  # a SessionError or a LabError
             self.reply(exc.as_error())
+        except Exception:  # a bug: say so, and keep serving this connection's next commands
+            log.exception("%s from %s failed", msg.type, self.ip)
+            self.error("error", f"the server failed on `{msg.type}`")
 
     async def _dispatch_checked(self, msg) -> None:
         kind = msg.type
@@ -230,7 +244,7 @@ class Connection:
             raise SessionError("forbidden", msg, key="err.viewer", values={"action": kind})
         if kind == "share":
             code = self.sessions.share(s)
-            return self.reply({"type": "shared", "code": code, "url": f"/join/{code}"})
+            return self.reply(protocol.Shared(code=code, url=f"/join/{code}"))
         if kind == "view":
             return s.set_view(msg.state.model_dump(exclude_none=True))
         if s.read_only and kind != "save":
@@ -245,7 +259,7 @@ class Connection:
                 await s.infer(msg.input)
             elif kind == "save":
                 run_id = await save_session(self.store, s, msg.name)
-                self.reply({"type": "saved", "run": run_id})
+                self.reply(protocol.Saved(run=run_id))
 
     async def _control(self, s: Session, msg) -> None:
         if msg.action == "play":
@@ -257,15 +271,45 @@ class Connection:
         elif msg.action == "reset":
             await s.reset()
 
+    def _join_url(self) -> None:
+        """`/ws?session=ID`: join ID now, as driver with `&token=` (else a viewer)."""
+        sid = self.url_session
+        if sid is None:
+            return
+        if not protocol.valid_session_id(sid):
+            self.url_session = None  # the in-band messages still work, under ids made here
+            msg = "session: an id is 22 to 64 characters of A-Z a-z 0-9 - _ (128 bits or more)"
+            return self.error("bad_message", msg, "session", "err.session_id")
+        s = self.sessions.sessions.get(sid)
+        if s is None:  # an `open` on this connection creates it
+            msg = "no such session (it may have expired)"
+            return self.error("not_found", msg, "session", "err.no_session")
+        try:
+            self._attach(s, self._role(s, self.url_token))
+        except protocol.Refusal as exc:
+            self.reply(exc.as_error())
+
     async def _open(self, msg) -> None:
         if self.session is not None:
+            if self.session.id == self.url_session:
+                msg = "a session with this id already exists; make a new id"
+                raise SessionError("conflict", msg, "session", "err.session_in_use")
             msg = "this connection already has a session"
             raise SessionError("bad_message", msg, key="err.has_session")
+        sid = self.url_session
         if msg.run is not None:
-            s = await open_saved(self.sessions, self.store, msg.run, msg.mode, self.ip)
+            s = await open_saved(self.sessions, self.store, msg.run, msg.mode, self.ip, sid)
         else:
-            s = await self.sessions.create(msg.lab, msg.params, msg.seed, self.ip)
+            s = await self.sessions.create(msg.lab, msg.params, msg.seed, self.ip, session_id=sid)
         self._attach(s, "driver")
+
+    @staticmethod
+    def _role(s: Session, token: str | None) -> str:
+        if token is None:
+            return "viewer"
+        if not secrets.compare_digest(token.encode(), s.token.encode()):
+            raise SessionError("forbidden", "wrong driver token", "token", "err.token")
+        return "driver"
 
     async def _join(self, msg) -> None:
         if self.session is not None:
@@ -275,12 +319,7 @@ class Connection:
             s = self.sessions.by_code(msg.code, self.ip)
         else:
             s = self.sessions.get(msg.session)
-        role = "viewer"
-        if msg.token is not None:
-            if not secrets.compare_digest(msg.token.encode(), s.token.encode()):
-                raise SessionError("forbidden", "wrong driver token", "token", "err.token")
-            role = "driver"
-        self._attach(s, role)
+        self._attach(s, self._role(s, msg.token))
 
     async def _fork(self, source: Session) -> None:
         forked = await self.sessions.fork(source, self.ip)
@@ -291,18 +330,18 @@ class Connection:
     def _attach(self, s: Session, role: str) -> None:
         self.session, self.role = s, role
         self.reply(
-            protocol.ready(
+            protocol.Ready(
                 session=s.id,
-                token=s.token if role == "driver" else None,
                 role=role,
                 lab=s.lab_cls.id,
                 params=s.params.model_dump(),
-                read_only=s.read_only,
                 schema=s.lab_cls.Params.model_json_schema(),
+                seed=s.seed,
                 step=s.step,
                 state=s.state,
-                seed=s.seed,
                 run=s.epoch,
+                read_only=s.read_only,
+                token=s.token if role == "driver" else None,
             )
         )
         self.box.cursor = -1  # the sender catches up the whole scalar history
@@ -310,9 +349,9 @@ class Connection:
         s.touch()
         s.bus.publish_text(s.status())  # everyone sees the new connection count
         if s.view_state and role == "viewer":
-            self.reply({"type": "view", "state": s.view_state})
+            self.reply(protocol.View(state=s.view_state))
         if s.share_code and role == "driver":
-            self.reply({"type": "shared", "code": s.share_code, "url": f"/join/{s.share_code}"})
+            self.reply(protocol.Shared(code=s.share_code, url=f"/join/{s.share_code}"))
         latest = s.timeline.frame_at(s.step)
         if latest is not None:
             self.box.put_frame(latest)
@@ -327,11 +366,15 @@ class Connection:
 
 
 def _scalars_message(steps: list[int], values: list[dict[str, float]], run: int) -> str:
+    """`scalars` (one step) or `history` (several), unvalidated: the hot path."""
     if len(steps) == 1:
         vals = {k: wire.json_number(v) for k, v in values[0].items()}
-        return json.dumps({"type": "scalars", "run": run, "step": steps[0], "values": vals})
+        msg = protocol.Scalars.model_construct(run=run, step=steps[0], values=vals)
+        return json.dumps(protocol.dump(msg))
     names: dict[str, None] = {}
     for v in values:
         names.update(dict.fromkeys(v))
     cols = {n: [wire.json_number(v[n]) if n in v else None for v in values] for n in names}
-    return json.dumps({"type": "history", "run": run, "steps": steps, "values": cols})
+    return json.dumps(
+        protocol.dump(protocol.History.model_construct(run=run, steps=steps, values=cols))
+    )

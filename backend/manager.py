@@ -55,12 +55,17 @@ class SessionManager:
         step: int = 0,
         scalars: list[tuple[int, dict]] | None = None,
         frames: list[tuple[int, bytes]] | None = None,
+        session_id: str | None = None,
     ) -> Session:
+        """A new session (under `session_id` when the page made one: it must be free)."""
         lab_cls = REGISTRY.get(lab_id)
         if lab_cls is None:
             msg = f"no lab {lab_id!r}"
             raise SessionError("not_found", msg, "lab", "err.no_lab", {"lab": lab_id})
         params = validate_params(lab_cls, raw, self.settings)
+        if session_id is not None and session_id in self.sessions:
+            msg = "a session with this id already exists; make a new id"
+            raise SessionError("conflict", msg, "session", "err.session_in_use")
         if len(self.sessions) >= self.settings.max_sessions:
             msg = "the server is running its maximum number of sessions"
             raise SessionError("busy", msg, key="err.server_full")
@@ -71,7 +76,7 @@ class SessionManager:
         if not self.opens.allow(ip):
             msg = "too many new sessions from this address; wait a minute"
             raise SessionError("busy", msg, key="err.address_new_sessions")
-        session = Session(lab_cls, params, seed, self.settings, ip)
+        session = Session(lab_cls, params, seed, self.settings, ip, session_id)
         self.sessions[session.id] = session
         try:
             await session.start(state, step, scalars, frames)
@@ -154,7 +159,7 @@ class SessionManager:
         """Every connected client hears `shutting_down` before the server closes its socket."""
         for s in self.sessions.values():
             s.interrupt()
-            s.bus.publish_text({**s.status(), "state": "shutting_down"})
+            s.bus.publish_text(s.status("shutting_down"))
 
     async def stop(self) -> None:
         if self._reaper:

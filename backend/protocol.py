@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 PROTOCOL_VERSION = 1
+# A session id in the websocket URL (`/ws?session=ID`): url-safe base64, at least 22
+# characters (128 bits, as a page makes it: 16 random bytes) and at most 64.
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{22,64}")
+
+
+def valid_session_id(sid: str) -> bool:
+    return SESSION_ID.fullmatch(sid) is not None
+
 
 ErrorCode = Literal[
     "bad_message",
     "invalid_params",
     "forbidden",
     "not_found",
+    "conflict",
     "busy",
     "too_large",
     "diverged",
@@ -103,9 +113,9 @@ class ViewState(_Msg):
 
 
 class View(_Msg):
-    """The driver's view state; viewers follow it."""
+    """The driver's view state; viewers follow it (the server sends it back as is)."""
 
-    type: Literal["view"]
+    type: Literal["view"] = "view"
     state: ViewState
 
 
@@ -127,20 +137,161 @@ ClientMessage = Annotated[
 client_message = TypeAdapter(ClientMessage)
 
 
+# -- server -> client ------------------------------------------------------------------------
+# Every JSON message the server sends is one of these models, serialized by `dump` (fields
+# in declaration order, absent optional fields left out): the bytes are what docs/protocol.md
+# shows. Hot paths (scalars, history, status) build them with `model_construct` (no
+# validation); tests/backend/test_protocol_models.py validates every message a session sends.
+
+NonFinite = Literal["NaN", "Infinity", "-Infinity"]
+Number = float | NonFinite  # JSON has no NaN/inf: they travel as these strings
+SessionState = Literal["paused", "playing", "done", "diverged", "error", "shutting_down"]
+
+
+KEPT_MAX_ROWS = 5000  # points of one kept run's curves
+KEPT_MAX_RUNS = 2  # a third keep drops the oldest
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class KeptRun(_Out):
+    """A run kept beside the next ones ("Keep this run"): every step's scalars (thinned to
+    at most KEPT_MAX_ROWS, the last always kept), its params, seed and label."""
+
+    id: str = Field(max_length=32)
+    label: str = Field(max_length=64)
+    params: dict[str, Any]
+    seed: int = Field(ge=0)
+    rows: list[tuple[Annotated[int, Field(ge=0)], dict[str, Number]]] = Field(
+        max_length=KEPT_MAX_ROWS
+    )
+
+
+class Ready(_Out):
+    type: Literal["ready"] = "ready"
+    protocol: Literal[1] = PROTOCOL_VERSION
+    session: str
+    role: Literal["driver", "viewer"]
+    lab: str
+    params: dict[str, Any]
+    schema_: dict[str, Any] = Field(alias="schema")  # JSON Schema of the params
+    seed: int
+    step: int
+    state: SessionState
+    run: int
+    read_only: bool = False
+    token: str | None = None  # the driver's only: never sent to a viewer
+    kept: list[KeptRun] | None = None
+
+
+class Status(_Out):
+    type: Literal["status"] = "status"
+    run: int
+    state: SessionState
+    step: int
+    connections: int
+    message: str | None = None
+
+
+class Scalars(_Out):
+    """One step's scalars."""
+
+    type: Literal["scalars"] = "scalars"
+    run: int
+    step: int
+    values: dict[str, Number]
+
+
+class History(_Out):
+    """Many steps' scalars, columnar: `values[name][i]` is step `steps[i]`'s (None: absent)."""
+
+    type: Literal["history"] = "history"
+    run: int
+    steps: list[int]
+    values: dict[str, list[Number | None]]
+
+
+class ParamsChanged(_Out):
+    type: Literal["params"] = "params"
+    params: dict[str, Any]
+    reset: bool
+
+
+class Error(_Out):
+    type: Literal["error"] = "error"
+    code: ErrorCode
+    message: str
+    field: str | None = None
+    key: str | None = None  # the page shows its own string for this key, filled with values
+    values: dict[str, Any] | None = None
+
+
+class Shared(_Out):
+    type: Literal["shared"] = "shared"
+    code: str
+    url: str
+
+
+class Saved(_Out):
+    type: Literal["saved"] = "saved"
+    run: str
+
+
+class Kept(_Out):
+    """The session's kept runs, to every connection whenever they change."""
+
+    type: Literal["kept"] = "kept"
+    runs: list[KeptRun]
+
+
+class TensorHeader(_Out):
+    name: str
+    dtype: Literal["f32", "f16", "u8"]
+    shape: list[int]
+    offset: int
+    length: int
+    min: float | None = None
+    max: float | None = None
+    labels: list[str] | None = None
+
+
+class FrameHeader(_Out):
+    """The JSON header of a binary frame (backend/wire.py writes it; not a text message)."""
+
+    model_config = ConfigDict(extra="allow")  # a lab's header extras (e.g. `t`)
+    type: Literal["frame"] = "frame"
+    step: int
+    run: int | None = None
+    scalars: dict[str, Number]
+    tensors: list[TensorHeader]
+    meta: dict[str, Any] | None = None
+    replay: bool | None = None
+    infer: bool | None = None
+
+
+ServerMessage = Annotated[
+    Ready | Status | Scalars | History | ParamsChanged | Error | View | Shared | Saved | Kept,
+    Field(discriminator="type"),
+]
+server_message = TypeAdapter(ServerMessage)
+
+
+def dump(msg: BaseModel) -> dict[str, Any]:
+    """A server message as the dict that goes on the wire (json.dumps of it)."""
+    return msg.model_dump(by_alias=True, exclude_none=True, warnings=False)
+
+
 def error(
     code: ErrorCode,
     message: str,
     field: str | None = None,
     key: str | None = None,
     values: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "error", "code": code, "message": message}
-    if field is not None:
-        out["field"] = field
-    if key is not None:  # the page shows its own string for this key, filled with values
-        out["key"] = key
-        out["values"] = values or {}
-    return out
+) -> Error:
+    values = (values or {}) if key is not None else None  # with a key, always its values
+    return Error(code=code, message=message, field=field, key=key, values=values)
 
 
 class Refusal(Exception):
@@ -162,38 +313,5 @@ class Refusal(Exception):
         self.key = key
         self.values = values
 
-    def as_error(self) -> dict[str, Any]:
+    def as_error(self) -> Error:
         return error(self.code, str(self), self.field, self.key, self.values)
-
-
-def ready(
-    *,
-    session: str,
-    role: str,
-    lab: str,
-    params: dict,
-    schema: dict,
-    step: int,
-    state: str,
-    seed: int,
-    run: int,
-    read_only: bool = False,
-    token: str | None = None,
-) -> dict[str, Any]:
-    out = {
-        "type": "ready",
-        "protocol": PROTOCOL_VERSION,
-        "session": session,
-        "role": role,
-        "lab": lab,
-        "params": params,
-        "schema": schema,
-        "seed": seed,
-        "step": step,
-        "state": state,
-        "run": run,
-        "read_only": read_only,
-    }
-    if token is not None:
-        out["token"] = token
-    return out

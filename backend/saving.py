@@ -40,7 +40,12 @@ async def save_session(store: RunStore, s: Session, name: str) -> str:
 
 
 async def open_saved(
-    sessions: SessionManager, store: RunStore, run_id: str, mode: str, ip: str
+    sessions: SessionManager,
+    store: RunStore,
+    run_id: str,
+    mode: str,
+    ip: str,
+    session_id: str | None = None,
 ) -> Session:
     run = await asyncio.to_thread(store.get, run_id)
     if run is None:
@@ -57,6 +62,7 @@ async def open_saved(
         step=run.step,
         scalars=run.scalars,
         frames=frames,
+        session_id=session_id,
     )
     s.read_only = mode == "replay"
     return s

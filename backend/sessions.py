@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from backend import wire
+from backend import protocol, wire
 from backend.admission import SessionError, pick_device, validate_params
 from backend.bus import FrameBus
 from backend.config import Settings
@@ -37,9 +37,16 @@ PLAY_CHUNK_S = 1.0  # a playing session's worker job at most this long (see _pla
 
 class Session(WorkerSide):
     def __init__(
-        self, lab_cls: type[Lab], params: LabParams, seed: int, settings: Settings, owner_ip: str
+        self,
+        lab_cls: type[Lab],
+        params: LabParams,
+        seed: int,
+        settings: Settings,
+        owner_ip: str,
+        session_id: str | None = None,
     ):
-        self.id = secrets.token_urlsafe(12)
+        # The page's own id (`/ws?session=NEW`), or one made here: 128 bits either way.
+        self.id = session_id or secrets.token_urlsafe(16)
         self.token = secrets.token_urlsafe(24)
         self.lab_cls = lab_cls
         self.params = params
@@ -94,17 +101,16 @@ class Session(WorkerSide):
 
         return await self._work(started, *args)
 
-    def status(self) -> dict[str, Any]:
-        out = {
-            "type": "status",
-            "run": self.epoch,
-            "state": self.state,
-            "step": self.step,
-            "connections": len(self.bus),
-        }
-        if self.message:
-            out["message"] = self.message
-        return out
+    def status(self, state: str | None = None) -> dict[str, Any]:
+        """The `status` message (protocol.Status), as the dict that is published."""
+        msg = protocol.Status.model_construct(
+            run=self.epoch,
+            state=state or self.state,
+            step=self.step,
+            connections=len(self.bus),
+            message=self.message or None,
+        )
+        return protocol.dump(msg)
 
     def _set_state(self, state: str, message: str = "") -> None:
         self.state, self.message = state, message
@@ -162,7 +168,7 @@ class Session(WorkerSide):
     def set_view(self, state: dict[str, Any]) -> None:
         """The driver's view (selected head, hovered token, scrub step, presenter): viewers follow."""
         self.view_state = {**self.view_state, **state}
-        self.bus.publish_text({"type": "view", "state": state})
+        self.bus.publish_text(protocol.dump(protocol.View(state=state)))
 
     async def _guard(self, coro):
         """Run worker code; a lab bug puts this session in `error`, never the server."""
@@ -212,7 +218,7 @@ class Session(WorkerSide):
     def _finish(self, final: str) -> None:
         if final == "diverged":
             msg = f"loss became non-finite at step {self._wstep}; lower the learning rate and reset"
-            self.bus.publish_text({"type": "error", "code": "diverged", "message": msg})
+            self.bus.publish_text(protocol.dump(protocol.error("diverged", msg)))
             self._set_state("diverged", msg)
         else:
             self._set_state(final)
@@ -278,7 +284,8 @@ class Session(WorkerSide):
             self._set_state("paused")
             if was_playing:
                 await self.play(None)
-        self.bus.publish_text({"type": "params", "params": params.model_dump(), "reset": not live})
+        answer = protocol.ParamsChanged(params=params.model_dump(), reset=not live)
+        self.bus.publish_text(protocol.dump(answer))
         return not live
 
     async def infer(self, data: dict[str, Any]) -> None:

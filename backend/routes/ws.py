@@ -17,11 +17,16 @@ router = APIRouter()
 async def websocket_endpoint(
     websocket: WebSocket, sessions: SessionsDep, settings: SettingsDep, store: StoreDep
 ):
-    """Protocol version 1 (docs/protocol.md): JSON text in, JSON text and binary frames out."""
+    """Protocol version 1 (docs/protocol.md): JSON text in, JSON text and binary frames out.
+
+    `?session=ID` (with `&token=TOKEN` for the driver) joins that session on connect, and
+    an `open` on a connection whose ID is free creates the session under it. The id is in
+    the upgrade URL so a proxy in front of several replicas can route on it."""
     origin = websocket.headers.get("origin")
     if not origin_allowed(origin, websocket.headers.get("host"), settings):
         log.warning("websocket from origin %r refused", origin)
         await websocket.close(code=1008)  # before accept: the upgrade gets HTTP 403
         return
     await websocket.accept()
-    await Connection(websocket, sessions, settings, store).run()
+    q = websocket.query_params
+    await Connection(websocket, sessions, settings, store, q.get("session"), q.get("token")).run()

@@ -1,13 +1,24 @@
 // The websocket client: protocol v1, binary frame decoding, automatic rejoin after a drop.
+// The session id travels in the upgrade URL (`/ws?session=ID`, `&token=` for the driver)
+// on every (re)connect, so a proxy in front of several replicas can route on it; a new
+// session's id is made here (128 random bits) and its `open` creates the session under it.
 import { decodeFrame, num } from './frame.js';
+
+/** A new session id: 16 random bytes, url-safe base64 without padding (22 characters). */
+export function newSessionId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
 
 export class LabClient {
   constructor(url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`) {
     this.url = url;
     this.handlers = new Map();
-    this.session = null;
+    this.session = null; // the session joined (from `ready`)
     this.token = null;
-    this.pending = null; // the open/join to send once connected
+    this.id = null; // the id in the URL: the session joined, or the new one to open
+    this.pending = null; // the open/join asked for
+    this.opening = false; // an `open` on a new id: its not_found at connect is expected
     this.closed = false;
     this.retry = 0;
     this.held = null; // [type, msg] kept while held
@@ -34,9 +45,13 @@ export class LabClient {
     for (const fn of this.handlers.get(type) || []) fn(msg);
   }
 
-  /** Connect and send `first` (an open or join message); later drops rejoin the session. */
+  /** Connect for `first` (an open or join message); later drops rejoin the session. */
   start(first) {
     this.pending = first;
+    if (first.type === 'join' && first.session) {
+      this.id = first.session;
+      this.token = first.token || null;
+    }
     this.connect();
   }
 
@@ -45,22 +60,33 @@ export class LabClient {
   join(session, token) { this.start({ type: 'join', session, ...(token ? { token } : {}) }); }
 
   connect() {
-    const ws = new WebSocket(this.url);
+    const first = this.pending;
+    // A new session: a fresh id on every try (an earlier try may have made the last one).
+    if (!this.session && first?.type === 'open') this.id = newSessionId();
+    if (this.session) this.id = this.session;
+    const q = this.id ? `?session=${encodeURIComponent(this.id)}${this.token ? `&token=${encodeURIComponent(this.token)}` : ''}` : '';
+    const ws = new WebSocket(this.url + q);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     ws.onopen = () => {
       this.retry = 0;
       this.emit('connection', { up: true });
-      // After a drop, rejoin the same session (as driver when we hold its token).
-      const first = this.session ? { type: 'join', session: this.session, ...(this.token ? { token: this.token } : {}) } : this.pending;
-      ws.send(JSON.stringify(first));
+      // The URL joins a known session (as driver with the token); a new one needs its
+      // `open`, a class join code its `join`.
+      this.opening = !this.session && first?.type === 'open';
+      if (this.opening || (!this.session && first?.type === 'join' && !first.session)) ws.send(JSON.stringify(first));
     };
     ws.onmessage = (ev) => {
       if (typeof ev.data !== 'string') return this.emit('frame', decodeFrame(ev.data));
       const msg = JSON.parse(ev.data);
+      if (this.opening && msg.type === 'error' && msg.code === 'not_found' && msg.field === 'session') {
+        this.opening = false; // the new id is not in use yet: the `open` sent creates it
+        return;
+      }
       if (msg.type === 'ready') {
+        this.opening = false;
         this.session = msg.session;
-        if (msg.token) this.token = msg.token;
+        this.token = msg.token || null;
       }
       if (msg.type === 'scalars') msg.rows = [{ step: msg.step, values: fixValues(msg.values) }];
       if (msg.type === 'history') msg.rows = historyRows(msg);
