@@ -28,27 +28,7 @@ from torch import Tensor, nn
 
 from backend.labs.base import Frame, Lab, LabParams, TensorOut
 from backend.optim import OptimConfig
-
-try:  # helper M's shared stage naming; models.gpt / models.mlp until it lands
-    from models.stages import grad_stages, stage_grad_norms
-except ImportError:  # pragma: no cover - transitional
-    from models.gpt import grad_stages as _gpt_stages
-    from models.gpt import stage_grad_norms
-
-    def grad_stages(model: nn.Module) -> list[tuple[str, list[nn.Parameter]]]:
-        if hasattr(model, "blocks"):
-            return _gpt_stages(model)
-        if hasattr(model, "linears"):
-            lins = model.linears()
-            n = len(lins) - 1
-            return [
-                (f"layers.{i}" if i < n else "out", list(lin.parameters()))
-                for i, lin in enumerate(lins)
-            ]
-        return []
-
-
-Stages = list[tuple[str, list[nn.Parameter]]]
+from models.stages import Stages, grad_stages, stage_grad_norms
 
 
 @dataclass(frozen=True)

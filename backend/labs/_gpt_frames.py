@@ -184,7 +184,7 @@ def generation_frames(
                 "cache_note": note,
                 "cache_rows": [s.cache_rows] * cfg.n_layers,
                 "cache_bytes": s.cache_bytes,
-                "bytes_per_row": 2 * cfg.n_layers * cfg.n_heads * cfg.d_head * 4,
+                "bytes_per_row": s.bytes_per_token,  # the config's kv_bytes_per_token
                 "n_layers": cfg.n_layers,
                 "n_heads": cfg.n_heads,
                 "d_head": cfg.d_head,

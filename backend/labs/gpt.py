@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 import torch
@@ -31,7 +31,7 @@ from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data.tasks import DEFAULT_REVERSE, make_task
 from models.data.texts import load_text
-from models.gpt import GPT, GPTConfig
+from models.transformer import Transformer, TransformerConfig, preset
 
 # Steps between held-out evaluations. A task's evaluation (_gpt_source.TASK_EVAL) once took
 # four training steps every 10 steps, a third of the lab's time; now under 1%.
@@ -49,6 +49,20 @@ SOLVED = 0.95  # exact-sequence accuracy that counts as "solved"
 @lru_cache(maxsize=8)
 def _cached_text(name: str) -> str:
     return load_text(name)
+
+
+def _config(p: Params, n_ctx: int, vocab: int) -> TransformerConfig:
+    """The lab's model: the `gpt-nano` preset with the learner's shape, positions and mask."""
+    return preset(
+        "gpt-nano",
+        n_layers=p.n_layers,
+        n_heads=p.n_heads,
+        d_model=p.d_model,
+        n_ctx=n_ctx,
+        d_vocab=vocab,
+        positional=p.positional,
+        causal=p.causal,
+    )
 
 
 def _source(p: Params, seed: int) -> TaskSource | TextSource:
@@ -97,24 +111,12 @@ class GPTLab(TrainingLab):
 
     def arms(self) -> list[ArmSpec]:
         p = self.params
-        cfg = GPTConfig(
-            n_layers=p.n_layers,
-            n_heads=p.n_heads,
-            d_model=p.d_model,
-            n_ctx=self.source.n_ctx,
-            d_vocab=self.source.vocab_size,
-            positional=p.positional,
-            causal=p.causal,
-        )
+        cfg = _config(p, self.source.n_ctx, self.source.vocab_size)
         # AdamW as the task recipes have it (models.data.tasks.Recipe): no weight decay
         optim = OptimConfig(
             "adamw", lr=p.lr, betas=DEFAULT_REVERSE.betas, weight_decay=DEFAULT_REVERSE.weight_decay
         )
-        return [ArmSpec("gpt", lambda: GPT(cfg), optim, self.seed)]
-
-    @cached_property
-    def n_params(self) -> int:
-        return self.model.num_params()
+        return [ArmSpec("gpt", lambda: Transformer(cfg), optim, self.seed)]
 
     # -- limits ---------------------------------------------------------------------------
     @classmethod
@@ -128,8 +130,7 @@ class GPTLab(TrainingLab):
             T = p.n_ctx
             chars = len(set(p.pasted)) + 1 if p.data == "text-pasted" else 800
             V = chars if p.tokenizer == "char" else max(p.vocab_size, chars)
-        n_params = 2 * V * d + T * d + L * (12 * d * d + 13 * d)
-        weights = n_params * 4 * 4
+        weights = _config(p, T, V).param_count() * 4 * 4
         # Per layer: ~16 d-wide activations a position, and scores, pattern and its grad.
         acts = 4 * (L * B * T * (16 * d + 3 * H * T) + 3 * B * T * V)
         mb = (weights + acts) / 2**20 + TIMELINE_MB
@@ -212,7 +213,7 @@ class GPTLab(TrainingLab):
             "n_heads": cfg.n_heads,
             "n_ctx": cfg.n_ctx,
             "vocab_size": cfg.d_vocab,
-            "n_params": self.n_params,
+            "n_params": cfg.param_count(),
             "max_steps": self.max_steps(),
             "eval": self.last_eval,
             "solved_at": self.solved_at,
