@@ -1,8 +1,12 @@
 // The class: share a join code with a QR, follow the teacher's view, fork, save, export.
 import { t } from './core/i18n.js';
+import { LEGACY_VIEW_KEYS, storeKey } from './core/url.js';
 
-// Store keys that make up the view state a class follows, and their wire names.
-const VIEW_KEYS = { layer: 'layer', head: 'head', hoverToken: 'hover', present: 'present', blank: 'blank' };
+// The view state a class follows: the lab's declared view keys (its catalog entry's
+// `view_keys`) plus the generic ones. Store key -> wire name (the hovered token is the
+// store's `hoverToken`, `hover` on the wire, -1 for none).
+const GENERIC = ['present', 'blank'];
+const wireNames = (viewKeys) => Object.fromEntries([...Object.keys(viewKeys || LEGACY_VIEW_KEYS), ...GENERIC].map((k) => [storeKey(k), k]));
 
 function button(key, onClick, cls = '') {
   const b = document.createElement('button');
@@ -15,7 +19,8 @@ function button(key, onClick, cls = '') {
   return b;
 }
 
-export function classroom(root, { client, store, scrub, toast, labId }) {
+export function classroom(root, { client, store, scrub, toast, labId, viewKeys = null }) {
+  const VIEW_KEYS = wireNames(viewKeys);
   root.classList.add('class-tools');
   const share = button('share_class', () => client.send({ type: 'share' }));
   const fork = button('fork', () => client.send({ type: 'fork' }));

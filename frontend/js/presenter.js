@@ -2,8 +2,11 @@
 //   space / .          play or pause          p      presenter mode on/off
 //   → / PageDown       one step               b      blank screen
 //   ← / PageUp         back one recorded step shift+←/→  scrub
+import { storeKey } from './core/url.js';
+
 const CONTROL_NAMES = ['play', 'step', 'step10', 'reset', 'speed', 'scrub', 'params', 'class'];
 
+/** url: readUrl()'s result; its `state` holds the lab's declared view keys the link sets. */
 export function presenter({ store, client, scrub, bar, url }) {
   const body = document.body;
   const blank = document.createElement('div');
@@ -13,6 +16,8 @@ export function presenter({ store, client, scrub, bar, url }) {
   store.on('present', (on) => body.classList.toggle('present', !!on));
   store.on('blank', (on) => { blank.hidden = !on; });
   if (url.view.present === '1') store.set('present', true);
+  // The view the link names (selected layer, head, channel...): the view follows the store.
+  for (const [k, v] of Object.entries(url.state || {})) store.set(storeKey(k), v);
 
   // ?embed=1&controls=play,step: only the view and the named controls, for an iframe.
   if (url.view.embed === '1') {

@@ -2,10 +2,10 @@
 // scrubber, the param form and the lab's view module (js/labs/<lab>.js).
 import { LabClient } from './core/client.js';
 import { ensureCss } from './core/css.js';
-import { applyDom, currentLang, has, initI18n, lang, pick, setLang, t } from './core/i18n.js';
+import { addStrings, applyDom, currentLang, has, initI18n, lang, pick, setLang, t } from './core/i18n.js';
 import { loadPlotly, Plotly } from './core/plotly.js';
 import { createStore } from './core/store.js';
-import { readUrl, schemaDefaults, writeUrl } from './core/url.js';
+import { readUrl, schemaDefaults, setViewKeys, storeKey, viewKeysOf, writeUrl } from './core/url.js';
 import { canvasExport } from './components/canvasExport.js';
 import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
@@ -14,6 +14,11 @@ import { classroom } from './classroom.js';
 import { presenter } from './presenter.js';
 
 const $ = (s) => document.querySelector(s);
+
+addStrings({
+  en: { url_left_out: 'This page’s link leaves out {fields}: too long for a URL. Save the run (or export it) to share it exactly; a reload of this tab keeps it.' },
+  zh: { url_left_out: '这个页面的链接里没有 {fields}：太长，放不进网址。要原样分享，请保存（或导出）这次运行；在本标签页里刷新会保留它。' },
+});
 
 function toast(text) {
   const el = $('#toast');
@@ -60,9 +65,16 @@ async function main() {
     return;
   }
   const info = await res.json();
+  // The lab's view-state keys (layer, head, channel, expert, token...) from its catalog entry.
+  const viewKeys = viewKeysOf(info);
+  setViewKeys(viewKeys);
   const defaults = schemaDefaults(info.schema);
   const url = readUrl(info.schema);
-  const store = createStore({ run: null, params: { ...defaults, ...url.params }, seed: url.seed, role: null, state: 'paused', step: 0 });
+  // Params too long for a link (pasted text) live in this tab, so a reload keeps them.
+  const longKey = `shaomai:long:${labId}`;
+  const long = JSON.parse(sessionStorage.getItem(longKey) || '{}');
+  for (const k of Object.keys(long)) if (!(k in ((info.schema && info.schema.properties) || {}))) delete long[k];
+  const store = createStore({ run: null, params: { ...defaults, ...long, ...url.params }, seed: url.seed, role: null, state: 'paused', step: 0 });
   const client = new LabClient();
   const openMsg = () => ({ type: 'open', lab: labId, params: store.get('params'), seed: store.get('seed') });
   const urlKey = () => JSON.stringify([store.get('params'), store.get('seed')]);
@@ -111,14 +123,30 @@ async function main() {
     onSeek: (step) => { client.send({ type: 'seek', step }); saveUrl({ step }); cls.scrubbed(step); },
     onLive: () => { client.send({ type: 'seek', step: store.get('step') }); saveUrl({ step: null }); cls.scrubbed(-1); },
   });
-  const cls = classroom($('#class-tools'), { client, store, scrub, toast, labId });
+  const cls = classroom($('#class-tools'), { client, store, scrub, toast, labId, viewKeys });
   $('#params').addEventListener('submit', (e) => e.preventDefault());
   const form = paramForm($('#params'), { schema: info.schema, onChange: (p) => ctx.setParams(p) });
   form.build(store.get('params'));
   form.setReadOnly(true); // until `ready`: a click before the session exists would be lost
   bar.setReadOnly(true);
 
-  const saveUrl = (extra = {}) => writeUrl({ lab: labId, seed: store.get('seed'), params: store.get('params'), defaults, extra: { lang: currentLang(), ...extra } });
+  // A param the link cannot carry is never dropped silently: the page names it.
+  const urlNote = (left) => {
+    const names = Object.keys(left);
+    if (names.length) sessionStorage.setItem(longKey, JSON.stringify(left));
+    else sessionStorage.removeItem(longKey);
+    const el = $('#url-note');
+    el.hidden = !names.length;
+    el.dataset.fields = names.join(',');
+    if (names.length) el.textContent = `⚠ ${t('url_left_out', { fields: names.map((k) => `“${pick(info.schema.properties[k]?.label) || k}”`).join(', ') })}`;
+  };
+  const saveUrl = (extra = {}) => urlNote(writeUrl({ lab: labId, seed: store.get('seed'), params: store.get('params'), defaults, extra: { lang: currentLang(), ...extra } }));
+  // The declared view keys (but the hovered token, which changes with every mouse move)
+  // follow the store into the URL.
+  const urlViewKeys = new Map(Object.keys(viewKeys).filter((k) => k !== 'hover').map((k) => [storeKey(k), k]));
+  store.on('*', (key, value) => {
+    if (urlViewKeys.has(key)) saveUrl({ [urlViewKeys.get(key)]: value === null || value === undefined ? null : value });
+  });
   let lastScalar = -1;
   let pendingSeek = url.step;
 
@@ -236,7 +264,7 @@ async function main() {
     else if ($('#banner').dataset.kind === 'warn') banner('');
   });
 
-  presenter({ store, client, scrub, bar, url });
+  presenter({ store, client, scrub, bar, url, viewKeys });
   // Plotly charts size themselves on window resizes only: follow layout changes too.
   const resizePlots = () => requestAnimationFrame(() => requestAnimationFrame(() => {
     if (!Plotly) return; // a lazy view's charts: sized when plotly arrives

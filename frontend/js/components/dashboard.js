@@ -149,7 +149,7 @@ export function dashboard(root, ctx, opts = {}) {
     const low = val(b.spec.legend) === 'low'; // rising curves leave the bottom right free
     const legend = { orientation: 'v', x: 1, xanchor: 'right', y: low ? 0.05 : 1, yanchor: low ? 'bottom' : 'top', bgcolor: 'rgba(255,255,255,0.75)', font: { size: 11 } };
     b.chart = lineChart(b.panel.chart, { traces: tr, logY, xTitle: 'step', legend }); // replaces the old plot
-    const all = [...keptRows, ...rows];
+    const all = [...keptRows, ...rows.slice(0, rows.length - pending.length)]; // pending rows: added at the flush
     if (all.length) b.chart.add(all);
     return true;
   }
@@ -299,15 +299,12 @@ export function dashboard(root, ctx, opts = {}) {
     if (!rows.length) return;
     if (serverKeeps) { client.control('keep'); return; }
     const run = { id: `local-${++localId}`, label: '', params: { ...ctx.params() }, seed: store.get('seed'), rows: rows.map((r) => [r.step, r.values]) };
-    localKept = [...localKept, run].slice(-MAX_KEPT);
-    setKept(localKept);
+    setKept([...kept, run]);
   }
   function unkeep(id) {
     if (serverKeeps) { client.control('unkeep', { id }); return; }
-    localKept = localKept.filter((r) => r.id !== id);
-    setKept(localKept);
+    setKept(kept.filter((r) => r.id !== id));
   }
-  let localKept = [];
 
   client.on('ready', (m) => {
     if (!('kept' in m)) return;

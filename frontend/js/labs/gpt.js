@@ -64,6 +64,7 @@ export default function mount(root, ctx) {
     ],
     readout: false, // the facts beside the attention grid are this lab's readout
   });
+  dash.picturesEl.classList.add('gpt-grid');
   const pMetric = dash.panels[1];
   const grid = dash.grid;
 
@@ -90,9 +91,16 @@ export default function mount(root, ctx) {
   side.append(nextTitle, next.el, facts.el);
   attnRow.append(attnMain, side);
   pAttn.body.append(attnRow);
+  let selecting = false;
   const tokenOf = (n) => (last && last.meta.tokens[n] !== undefined ? last.meta.tokens[n] : String(n));
   const attn = mapGrid(gridEl, {
     onHover: (h) => store.set('hoverToken', h ? h.row : null), // the query token, in every view
+    onSelect: (h) => { // the enlarged map is view state (view keys layer, head): URL and class follow
+      selecting = true;
+      store.set('layer', h ? h.group : null);
+      store.set('head', h ? h.map : null);
+      selecting = false;
+    },
     tip: (h) => `${t('gpt.layer_short')}${h.group} ${t('gpt.head_short')}${h.map} · ${tokenOf(h.row)} (${h.row}) → ${tokenOf(h.col)} (${h.col}) · ${h.masked ? t('gpt.masked') : h.value.toFixed(3)}`,
   });
   attn.canvas.classList.add('attn-main'); // the names the page's tests and styles know
@@ -127,6 +135,7 @@ export default function mount(root, ctx) {
 
   // -- state --------------------------------------------------------------------------------
   let last = null; // latest training frame
+  let shownOnce = false;
   let runParams = { ...ctx.params() };
   let prevSample = null; // {text, step, diff}
   let pendingDiff = false; // a new run started: name the previous one when its params arrive
@@ -277,6 +286,15 @@ export default function mount(root, ctx) {
     drawNext();
     drawSecondary();
   });
+  // A link or the teacher names a map (layer, head): enlarge it, once there is a frame.
+  const followZoom = () => {
+    if (selecting || !last) return;
+    const l = store.get('layer'), h = store.get('head');
+    const z = attn.zoomed;
+    if (l === null || l === undefined || h === null || h === undefined) { if (z) attn.close(); } else if (!z || z.group !== l || z.map !== h) attn.open(l, h);
+  };
+  store.on('layer', followZoom);
+  store.on('head', followZoom);
   store.on('role', (r) => gen.setReadOnly(r !== 'driver')); // viewers watch generations, not start them
   drawLeak();
   drawLegend();
@@ -288,7 +306,10 @@ export default function mount(root, ctx) {
       if (f.meta.kind !== kind) { kind = f.meta.kind; dash.refresh(); }
       dash.onFrame(f);
       setText(pMetric.el.querySelector('h3'), t(f.meta.kind === 'text' ? 'gpt.ppl_chart' : 'gpt.acc_chart'));
+      const first = !shownOnce;
+      shownOnce = true;
       drawAttention();
+      if (first) followZoom();
       drawNext();
       drawInfo();
       drawSample();
