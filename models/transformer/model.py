@@ -29,6 +29,14 @@ from models.transformer.mla import MLAttention
 from models.transformer.norms import make_norm
 
 
+def make_mixer(cfg: TransformerConfig, layer: int) -> nn.Module:
+    """The token mixer of one block: the seam where linear attention and SSMs join later
+    (`cfg.mixer`); today softmax attention, MHA family or MLA."""
+    if cfg.mixer != "softmax":  # (the config refuses other values for now)
+        raise ValueError(f"no token mixer {cfg.mixer!r} yet")
+    return MLAttention(cfg, layer) if cfg.attention == "mla" else Attention(cfg, layer)
+
+
 class Block(nn.Module):
     def __init__(self, cfg: TransformerConfig, layer: int):
         super().__init__()
@@ -37,7 +45,7 @@ class Block(nn.Module):
         # Construction order matters: it fixes the init's random draws (GPT-2's ln1, attn,
         # ln2, mlp order keeps today's gpt-lab model bit for bit).
         self.ln1 = make_norm(cfg, cfg.d_model)
-        self.attn = MLAttention(cfg, layer) if cfg.attention == "mla" else Attention(cfg, layer)
+        self.attn = make_mixer(cfg, layer)
         self.ln1_post = make_norm(cfg, cfg.d_model) if sandwich else None
         self.cross_attn = None
         if cfg.cross_attention:
