@@ -204,3 +204,25 @@ def test_layer_grad_norms_cover_every_stage():
     model(tokens(2, 8)).logsumexp(-1).mean().backward()
     norms, _ = layer_grad_norms(model)
     assert norms.shape == (4,) and (norms > 0).all()
+
+
+def test_default_model_keeps_its_parameter_names_count_and_init():
+    # GPT is now the Transformer family; the gpt lab's model must stay bit for bit the one
+    # saved runs hold (names, shapes) and the one the lab's results were measured on (init).
+    torch.manual_seed(0)
+    model = GPT(GPTConfig())
+    state = model.state_dict()
+    assert model.num_params() == model.cfg.param_count() == 104_192
+    per_block = ["ln1", "attn.qkv", "attn.out", "ln2", "mlp.fc", "mlp.proj"]
+    names = [f"blocks.{i}.{m}.{w}" for i in range(2) for m in per_block for w in ("weight", "bias")]
+    want = ["embed.weight", "pos_embed.weight", *names, "ln_final.weight", "ln_final.bias"]
+    assert list(state) == [*want, "unembed.weight"]
+    assert state["blocks.0.attn.qkv.weight"].shape == (192, 64)
+    sums = [
+        float(state[k].double().sum())
+        for k in ("embed.weight", "blocks.0.attn.qkv.weight", "blocks.1.mlp.proj.weight")
+    ]  # measured on the GPT before it joined the family
+    assert sums == pytest.approx([-0.090814, 1.128758, -1.279954], abs=1e-6)
+    with torch.no_grad():
+        out = model(torch.arange(16).view(1, 16))
+    assert float(out.double().sum()) == pytest.approx(-3.342975, abs=1e-5)
