@@ -248,6 +248,7 @@ class OptimizersLab(TrainingLab):
         p = self.params
         self.is_mlp = p.surface == "mlp"
         self.first: dict[int, tuple[float, float]] = {}  # arm -> (|Δθ|∞, ratio to lr) at t = 1
+        self.last: dict[int, tuple[float, float]] = {}  # the same, of the latest update
         self.prev: dict[int, Tensor] = {}  # arm -> its parameters before this update
         if self.is_mlp:
             split = pg.make(pg.PlaygroundConfig(p.dataset, noise=0.1), self.seed)
@@ -304,10 +305,11 @@ class OptimizersLab(TrainingLab):
             if batch is not None and before is not None:
                 lr = arm.optimizer.param_groups[0]["lr"]  # what this update used
                 step = float((flat - before).abs().max())
-                scalars["step"] = step
-                scalars["step_lr"] = step / lr if lr > 0 else math.nan
+                self.last[arm.index] = (step, step / lr if lr > 0 else math.nan)
                 if self.t == 1:
-                    self.first[arm.index] = (step, scalars["step_lr"])
+                    self.first[arm.index] = self.last[arm.index]
+            if arm.index in self.last:  # a snapshot (pause, live change): the last update's
+                scalars["step"], scalars["step_lr"] = self.last[arm.index]
         return scalars
 
     def _measure(self, arm: Arm) -> dict[str, float]:
@@ -376,10 +378,14 @@ class OptimizersLab(TrainingLab):
 
     # -- persistence ----------------------------------------------------------------------
     def lab_state(self) -> dict[str, Any]:
-        return {"first": {str(k): list(v) for k, v in self.first.items()}}
+        return {
+            "first": {str(k): list(v) for k, v in self.first.items()},
+            "last": {str(k): list(v) for k, v in self.last.items()},
+        }
 
     def load_lab_state(self, state: dict[str, Any]) -> None:
         self.first = {int(k): (v[0], v[1]) for k, v in state.get("first", {}).items()}
+        self.last = {int(k): (v[0], v[1]) for k, v in state.get("last", {}).items()}
         self._remember_start()
 
 

@@ -59,6 +59,8 @@ def test_first_step_is_lr_with_bias_correction_and_3_16_lr_without(surface):
     assert arms[NO_BIAS]["first_step_lr"] == pytest.approx(3.16228, rel=1e-4)
     assert arms[ADAM]["first_step_lr"] == pytest.approx(1.0, rel=1e-4)
     assert [a["label"] for a in arms] == [LABELS[k] for k in OPTIMIZERS]
+    # A snapshot (pause, a live change) still says how large the last update was.
+    assert lab.snapshot().scalars[f"arm.{NO_BIAS}.step_lr"] == f.scalars[f"arm.{NO_BIAS}.step_lr"]
 
 
 def test_on_the_valley_each_coordinate_moves_lr_and_3_16_lr():
