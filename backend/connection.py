@@ -270,6 +270,10 @@ class Connection:
             await s.step_n(msg.count)
         elif msg.action == "reset":
             await s.reset()
+        elif msg.action == "keep":
+            s.keep(msg.label)
+        elif msg.action == "unkeep":
+            s.unkeep(msg.id)
 
     def _join_url(self) -> None:
         """`/ws?session=ID`: join ID now, as driver with `&token=` (else a viewer)."""
@@ -342,6 +346,7 @@ class Connection:
                 run=s.epoch,
                 read_only=s.read_only,
                 token=s.token if role == "driver" else None,
+                kept=s.kept,
             )
         )
         self.box.cursor = -1  # the sender catches up the whole scalar history

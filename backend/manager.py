@@ -14,6 +14,7 @@ from backend.admission import SessionError, validate_params
 from backend.classroom import AttemptLimiter, new_code, normalize_code
 from backend.config import Settings
 from backend.labs import REGISTRY
+from backend.protocol import KEPT_MAX_RUNS, KeptRun
 from backend.sessions import Session
 
 log = logging.getLogger("shaomai.sessions")
@@ -56,6 +57,7 @@ class SessionManager:
         scalars: list[tuple[int, dict]] | None = None,
         frames: list[tuple[int, bytes]] | None = None,
         session_id: str | None = None,
+        kept: list[KeptRun] | None = None,
     ) -> Session:
         """A new session (under `session_id` when the page made one: it must be free)."""
         lab_cls = REGISTRY.get(lab_id)
@@ -77,6 +79,8 @@ class SessionManager:
             msg = "too many new sessions from this address; wait a minute"
             raise SessionError("busy", msg, key="err.address_new_sessions")
         session = Session(lab_cls, params, seed, self.settings, ip, session_id)
+        session.kept = list(kept or ())[-KEPT_MAX_RUNS:]
+        session.kept_made = len(session.kept)
         self.sessions[session.id] = session
         try:
             await session.start(state, step, scalars, frames)
@@ -113,7 +117,8 @@ class SessionManager:
         return self.sessions[sid]
 
     async def fork(self, source: Session, ip: str) -> Session:
-        """A new session from `source`'s params, seed, step, weights and scalar history."""
+        """A new session from `source`'s params, seed, step, weights, scalar history and
+        kept runs."""
         state = await source.copy_state()
         history = list(zip(*source.timeline.scalars_after(-1), strict=True))
         forked = await self.create(
@@ -124,6 +129,7 @@ class SessionManager:
             state=state,
             step=source.step,
             scalars=history,
+            kept=source.kept,
         )
         log.info("session %s forked from %s at step %d", forked.id[:6], source.id[:6], source.step)
         return forked

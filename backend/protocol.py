@@ -68,10 +68,12 @@ class Join(_Msg):
 
 class Control(_Msg):
     type: Literal["control"]
-    action: Literal["play", "pause", "step", "reset"]
+    action: Literal["play", "pause", "step", "reset", "keep", "unkeep"]
     count: int = Field(default=1, ge=1, le=1_000_000)
     # Target steps per second while playing (capped by Settings.max_steps_per_s).
     speed: float | None = Field(default=None, gt=0, le=1e6)
+    label: str | None = Field(default=None, max_length=64)  # keep: the kept run's label
+    id: str | None = Field(default=None, max_length=32)  # unkeep: which (none: all of them)
 
 
 class Set(_Msg):
@@ -183,7 +185,7 @@ class Ready(_Out):
     run: int
     read_only: bool = False
     token: str | None = None  # the driver's only: never sent to a viewer
-    kept: list[KeptRun] | None = None
+    kept: list[KeptRun] = Field(default_factory=list)  # the session's kept runs
 
 
 class Status(_Out):

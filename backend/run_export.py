@@ -17,9 +17,18 @@ import struct
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictInt,
+    ValidationError,
+    model_validator,
+)
 
 from backend import wire
+from backend.protocol import KEPT_MAX_ROWS, KEPT_MAX_RUNS
 from backend.store import (
     LAB_ID,
     MAX_NAME_CHARS,
@@ -70,6 +79,24 @@ class FrameEntry(_Strict):
     data: str = Field(description="the frame's binary wire encoding, base64")
 
 
+class KeptEntry(_Strict):
+    """A run kept beside this one (protocol.KeptRun): rows are [step, {name: value}]."""
+
+    id: str = Field(min_length=1, max_length=32)
+    label: str = Field(max_length=64)
+    params: dict[str, Any] = Field(max_length=MAX_PARAMS)
+    seed: int = Field(ge=0, le=2**63 - 1)
+    rows: list[
+        Annotated[
+            tuple[
+                Annotated[StrictInt, Field(ge=0)],
+                dict[Annotated[str, Field(min_length=1, max_length=64)], float | NonFinite],
+            ],
+            Strict(False),  # a JSON array, read as a pair
+        ]
+    ] = Field(max_length=KEPT_MAX_ROWS)
+
+
 class RunFile(_Strict):
     """One exported run. `frames` is the run's recorded (thinned) timeline."""
 
@@ -84,6 +111,7 @@ class RunFile(_Strict):
     scalars: ScalarColumns
     frames: list[FrameEntry] = Field(max_length=MAX_FRAMES)
     weights: str = Field("", description="torch.save of the lab's state dict, base64")
+    kept: list[KeptEntry] = Field(default_factory=list, max_length=KEPT_MAX_RUNS)
 
 
 def parse_json(body: bytes) -> Any:
@@ -112,6 +140,7 @@ def export_json(run: SavedRun) -> dict[str, Any]:
         "scalars": scalars_to_columns(run.scalars),
         "frames": [{"step": step, "data": _b64(data)} for step, data in run.frames],
         "weights": _b64(run.weights),
+        "kept": run.kept,
     }
 
 
@@ -164,6 +193,7 @@ def import_json(data: Any, max_bytes: int = MAX_RUN_BYTES) -> SavedRun:
         frames=frames,
         weights=weights,
         token_hash="",
+        kept=[k.model_dump() for k in f.kept],
     )
     check_run(run, max_bytes)
     return run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from backend import wire
+from backend import protocol, wire
 from backend.admission import SessionError
 from backend.manager import SessionManager
 from backend.sessions import Session
@@ -13,7 +13,8 @@ from backend.store import RunStore, RunTooLarge, SavedRun, hash_token, pack_weig
 
 
 async def save_session(store: RunStore, s: Session, name: str) -> str:
-    """Params, seed, every scalar, the (thinned) timeline and the weights, in one transaction."""
+    """Params, seed, every scalar, the (thinned) timeline, the weights and the kept runs,
+    in one transaction."""
     tl = s.timeline
     scalars = list(zip(tl.scalar_steps, tl.scalar_values, strict=True))
     frames = list(zip(tl.frame_steps, tl.frames, strict=True))
@@ -32,6 +33,7 @@ async def save_session(store: RunStore, s: Session, name: str) -> str:
         frames=frames,
         weights=weights,
         token_hash=hash_token(s.token),
+        kept=[protocol.dump(k) for k in s.kept],
     )
     try:
         return await asyncio.to_thread(store.save, run)
@@ -63,6 +65,7 @@ async def open_saved(
         scalars=run.scalars,
         frames=frames,
         session_id=session_id,
+        kept=[protocol.KeptRun.model_validate(k) for k in run.kept],
     )
     s.read_only = mode == "replay"
     return s

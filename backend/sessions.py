@@ -76,6 +76,8 @@ class Session(WorkerSide):
         self._works = 0  # worker jobs started (see _went_idle)
         self._submitted = self._started = 0  # commands for the worker: queued = the difference
         self.view_state: dict[str, Any] = {}
+        self.kept: list[protocol.KeptRun] = []  # runs kept beside this one ("Keep this run")
+        self.kept_made = 0  # keeps so far: the default labels #1, #2, ...
         self.read_only = False  # a replayed saved run: watch and seek, fork to train
         self.share_code: str | None = None
 
@@ -164,6 +166,37 @@ class Session(WorkerSide):
     async def copy_state(self) -> dict:
         """A deep copy of the lab's state, taken on the worker between two steps."""
         return await self._guard(self._command(self._copy_state))
+
+    # -- kept runs ------------------------------------------------------------------------
+    def keep(self, label: str | None = None) -> protocol.KeptRun:
+        """Keep this run's scalar history, params and seed beside the next runs (resets and
+        rebuilds leave it); at most KEPT_MAX_RUNS, the oldest goes. Everyone hears `kept`."""
+        rows = [
+            (step, {k: wire.json_number(v) for k, v in values.items()})
+            for step, values in self.timeline.scalar_rows(protocol.KEPT_MAX_ROWS)
+        ]
+        self.kept_made += 1
+        run = protocol.KeptRun(
+            id=secrets.token_urlsafe(6),
+            label=label or f"#{self.kept_made}",
+            params=self.params.model_dump(mode="json"),
+            seed=self.seed,
+            rows=rows,
+        )
+        self.kept = [*self.kept, run][-protocol.KEPT_MAX_RUNS :]
+        self._publish_kept()
+        return run
+
+    def unkeep(self, run_id: str | None = None) -> None:
+        """Drop one kept run (by id), or all of them."""
+        if run_id is not None and all(k.id != run_id for k in self.kept):
+            msg = f"no kept run {run_id!r}"
+            raise SessionError("not_found", msg, "id", "err.kept_none", {"id": run_id})
+        self.kept = [k for k in self.kept if run_id is not None and k.id != run_id]
+        self._publish_kept()
+
+    def _publish_kept(self) -> None:
+        self.bus.publish_text(protocol.dump(protocol.Kept.model_construct(runs=self.kept)))
 
     def set_view(self, state: dict[str, Any]) -> None:
         """The driver's view (selected head, hovered token, scrub step, presenter): viewers follow."""

@@ -33,7 +33,7 @@ from backend.wire import json_number
 log = logging.getLogger("shaomai.store")
 
 STORE_FILENAME = "runs.db"  # under SHAOMAI_DATA_DIR
-SCHEMA_VERSION = 1  # PRAGMA user_version
+SCHEMA_VERSION = 2  # PRAGMA user_version (2: runs.kept)
 MAX_RUN_BYTES = 256 * 2**20  # one saved run: frames + weights + scalars + params
 MAX_NAME_CHARS = 200
 LAB_ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")  # kebab-case, as the registry uses
@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS runs (
     scalar_steps  INTEGER NOT NULL,
     frames        INTEGER NOT NULL,
     frames_bytes  INTEGER NOT NULL,
-    weights_bytes INTEGER NOT NULL
+    weights_bytes INTEGER NOT NULL,
+    kept          TEXT NOT NULL DEFAULT '[]'  -- JSON: the runs kept beside it (protocol.KeptRun)
 );
 CREATE INDEX IF NOT EXISTS runs_created ON runs (created);
 CREATE TABLE IF NOT EXISTS frames (
@@ -94,6 +95,8 @@ class SavedRun:
     frames: list[tuple[int, bytes]] = field(repr=False)
     weights: bytes = field(repr=False)  # pack_weights(lab.state_dict())
     token_hash: str = field(repr=False)  # hash_token(driver token); "": nobody may delete it
+    # Runs kept beside it, as the wire has them: {id, label, params, seed, rows: [[step, {}]]}
+    kept: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -146,7 +149,8 @@ def scalars_from_columns(cols: dict[str, Any]) -> list[tuple[int, dict[str, floa
 def run_bytes(run: SavedRun) -> int:
     """The size a run takes in the store, near enough for a cap."""
     frames = sum(len(data) for _, data in run.frames)
-    return frames + len(run.weights) + 16 * len(run.scalars) + len(json.dumps(run.params))
+    kept = sum(16 * len(k["rows"]) for k in run.kept)
+    return frames + len(run.weights) + 16 * len(run.scalars) + len(json.dumps(run.params)) + kept
 
 
 def check_run(run: SavedRun, max_bytes: int = MAX_RUN_BYTES) -> None:
@@ -215,8 +219,14 @@ class RunStore:
                 f"the saved-runs database {self.path} was written by a newer Shaomai Lab "
                 f"(schema {version}, this one knows {SCHEMA_VERSION}); upgrade the app"
             )
-        if version < SCHEMA_VERSION:  # a new file (a later schema would migrate here)
+        if version == 0:  # a new file
             db.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+        elif version < SCHEMA_VERSION:  # 1 -> 2: kept runs (its saved runs keep none)
+            log.info("saved-runs store %s: schema %d -> %d", self.path, version, SCHEMA_VERSION)
+            db.executescript(
+                "BEGIN; ALTER TABLE runs ADD COLUMN kept TEXT NOT NULL DEFAULT '[]'; "
+                f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            )
         n = db.execute("SELECT count(*) FROM runs").fetchone()[0]
         log.info("saved-runs store %s opened: %d runs", self.path, n)
 
@@ -241,6 +251,7 @@ class RunStore:
             len(run.frames),
             sum(len(data) for _, data in run.frames),
             len(run.weights),
+            json.dumps(run.kept, separators=(",", ":"), allow_nan=False),
         )
         frames = [(run_id, i, int(step), bytes(data)) for i, (step, data) in enumerate(run.frames)]
         with self._lock, self._transaction():
@@ -266,8 +277,8 @@ class RunStore:
     def get(self, run_id: str) -> SavedRun | None:
         with self._lock, self._transaction("DEFERRED"):  # one snapshot: the row and its frames
             row = self._db.execute(
-                "SELECT id, lab, name, params, seed, step, created, scalars, weights, token_hash"
-                " FROM runs WHERE id = ?",
+                "SELECT id, lab, name, params, seed, step, created, scalars, weights, token_hash,"
+                " kept FROM runs WHERE id = ?",
                 (run_id,),
             ).fetchone()
             if row is None:
@@ -275,7 +286,7 @@ class RunStore:
             frames = self._db.execute(
                 "SELECT step, data FROM frames WHERE run_id = ? ORDER BY seq", (run_id,)
             ).fetchall()
-        rid, lab, name, params, seed, step, created, scalars, weights, token_hash = row
+        rid, lab, name, params, seed, step, created, scalars, weights, token_hash, kept = row
         return SavedRun(
             id=rid,
             lab=lab,
@@ -288,6 +299,7 @@ class RunStore:
             frames=[(s, bytes(d)) for s, d in frames],
             weights=bytes(weights),
             token_hash=token_hash,
+            kept=json.loads(kept),
         )
 
     def delete(self, run_id: str, token: str) -> bool:

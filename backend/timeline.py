@@ -34,6 +34,13 @@ class Timeline:
         i = bisect.bisect_right(self.scalar_steps, step)
         return self.scalar_steps[i:], self.scalar_values[i:]
 
+    def scalar_rows(self, max_rows: int) -> list[tuple[int, dict[str, float]]]:
+        """Every step's scalars, thinned evenly to at most `max_rows` (the last step kept)."""
+        n = len(self.scalar_steps)
+        stride = max(1, -(-n // max_rows))
+        picked = range(n - 1, -1, -stride)[::-1]
+        return [(self.scalar_steps[i], self.scalar_values[i]) for i in picked]
+
     @property
     def last_scalar_step(self) -> int:
         return self.scalar_steps[-1] if self.scalar_steps else -1

@@ -65,6 +65,8 @@ def test_every_message_of_a_session_validates_against_its_model(client):
         d.until(lambda m: m["type"] == "view")
         send(raw, {"type": "save", "name": "models"})
         d.until(lambda m: m["type"] == "saved")
+        send(raw, {"type": "control", "action": "keep", "label": "first"})
+        d.until(lambda m: m["type"] == "kept")
         diverging = {"dataset": "live-stream", "features": "raw", "loss": "mse", "lr": 1e-9}
         send(raw, {"type": "set", "params": diverging})  # resets
         send(raw, {"type": "control", "action": "play"})
@@ -77,10 +79,10 @@ def test_every_message_of_a_session_validates_against_its_model(client):
             v.until(lambda m: m["type"] == "view")  # the view follows ready for a viewer
             send(raw_viewer, {"type": "control", "action": "pause"})
             v.until(lambda m: m["type"] == "error")
-        assert ready["session"] == sid
+        assert ready["session"] == sid and ready["kept"] == []
         kinds = check(d.texts, d.frames) | check(v.texts, v.frames)
     sent = {"ready", "status", "scalars", "history", "params", "error", "view", "shared"}
-    assert kinds >= sent | {"saved"}, kinds
+    assert kinds >= sent | {"saved", "kept"}, kinds
 
 
 def test_optional_fields_are_left_out_as_before():
@@ -125,7 +127,7 @@ def test_the_bytes_are_those_of_the_documented_field_order():
     )
     assert text(ready) == (
         '{"type":"ready","protocol":1,"session":"s","role":"viewer","lab":"x","params":{"a":1},'
-        '"schema":{},"seed":0,"step":0,"state":"paused","run":0,"read_only":false}'
+        '"schema":{},"seed":0,"step":0,"state":"paused","run":0,"read_only":false,"kept":[]}'
     )
     err = protocol.error("not_found", "no", "session", "err.no_session")
     assert text(err) == (
