@@ -235,14 +235,6 @@ class OptimizersLab(TrainingLab):
     stream_lr = True
     tensors = ("surface", "points", "arm.*.boundary")
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device)
-        self._remember_start()
-
-    def _remember_start(self) -> None:
-        """Every arm's parameters now: the next update's step is measured from them."""
-        self.prev = {a.index: _flat(a) for a in self.arm_list}
-
     # -- declared -------------------------------------------------------------------------
     def setup(self) -> None:
         p = self.params
@@ -292,19 +284,18 @@ class OptimizersLab(TrainingLab):
         return {"xi": xi}
 
     def loss(self, arm: Arm, batch: dict[str, Tensor | None]) -> Tensor:
+        self.prev[arm.index] = _flat(arm)  # the weights before this update (step size)
         if self.is_mlp:
             return F.cross_entropy(arm.model(batch["x"]), batch["y"])
         return arm.model.noisy_loss(batch["xi"])
 
     def arm_scalars(self, arm: Arm, batch: Any, out: Any) -> dict[str, float]:
         with torch.no_grad():
-            flat = _flat(arm)
             scalars = self._measure(arm)
-            before = self.prev.get(arm.index)
-            self.prev[arm.index] = flat
+            before = self.prev.pop(arm.index, None)
             if batch is not None and before is not None:
                 lr = arm.optimizer.param_groups[0]["lr"]  # what this update used
-                step = float((flat - before).abs().max())
+                step = float((_flat(arm) - before).abs().max())
                 self.last[arm.index] = (step, step / lr if lr > 0 else math.nan)
                 if self.t == 1:
                     self.first[arm.index] = self.last[arm.index]
@@ -386,7 +377,6 @@ class OptimizersLab(TrainingLab):
     def load_lab_state(self, state: dict[str, Any]) -> None:
         self.first = {int(k): (v[0], v[1]) for k, v in state.get("first", {}).items()}
         self.last = {int(k): (v[0], v[1]) for k, v in state.get("last", {}).items()}
-        self._remember_start()
 
 
 TORCH_DEFAULTS = torch_defaults()

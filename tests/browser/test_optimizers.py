@@ -147,3 +147,44 @@ def test_desktop_chinese_and_phone_english(live_server, browser):
         finally:
             context.close()
         assert not errors, errors
+
+
+def test_five_arms_hold_through_scrub_reload_and_fork(live_server, page):
+    open_lab(page, f"{live_server}/lab.html?lab=optimizers&lang=en&noise=true")
+    for n in (10, 20):
+        page.click("[data-act=step10]")
+        at_step(page, n)
+    page.wait_for_function(f"() => ({PATHS})()[1].x.length === 21")  # steps 0..20
+    live = page.evaluate(PATHS)
+
+    # Scrub back to step 5: every arm's marker sits on its path's sixth point.
+    page.eval_on_selector(
+        ".scrubber input", "e => { e.value = 5; e.dispatchEvent(new Event('input')); }"
+    )
+    page.wait_for_function("() => document.querySelector('#frame-step').textContent === '5'")
+    page.wait_for_function(f"() => ({PATHS})()[6].x[3] === ({PATHS})()[4].x[5]")
+    now = page.evaluate(PATHS)[6]
+    assert now["x"] == [live[i + 1]["x"][5] for i in range(5)]
+    assert now["y"] == [live[i + 1]["y"][5] for i in range(5)]
+    page.click(".scrubber .live")
+    page.wait_for_function("() => document.querySelector('#frame-step').textContent === '20'")
+
+    # Reload: the same session, its five paths and the first steps come back.
+    page.reload()
+    page.wait_for_function(READY)
+    page.wait_for_function(f"() => ({PATHS})() && ({PATHS})()[1].x.length === 21")
+    again = page.evaluate(PATHS)
+    assert [tr["x"] for tr in again[1:6]] == [tr["x"] for tr in live[1:6]]
+    page.wait_for_selector(".opt-lurch:not([hidden])")
+    assert card(page)[NO_BIAS][4].startswith("3.162 × lr")
+
+    # Fork: a copy trains on from step 20 on the same noise stream, five arms still.
+    page.click("[data-act=fork]")
+    page.wait_for_function(READY)
+    page.click("[data-act=step10]")
+    at_step(page, 30)
+    page.wait_for_function(f"() => ({PATHS})()[1].x.length === 31")
+    forked = page.evaluate(PATHS)
+    assert [tr["x"][:21] for tr in forked[1:6]] == [tr["x"] for tr in live[1:6]]
+    curves_drawn(page, 31)
+    screenshot(page, "optimizers-forked")
