@@ -16,6 +16,10 @@ VARIANTS = {
     "cla": dict(n_layers=3, kv_share=2),
     "mla": dict(attention="mla", d_c=12, d_rope=4),
     "mla-q": dict(attention="mla", d_c=12, d_rope=4, d_cq=10, mla_rope_in_latent=True),
+    # Qwen3's recipe in small: GQA, QK-norm, RMSNorm, SwiGLU, no biases, tied embeddings
+    "qwen": dict(
+        n_kv_heads=2, qk_norm=True, norm="rmsnorm", ffn="swiglu", bias=False, tied_embeddings=True
+    ),
 }
 
 
@@ -131,6 +135,7 @@ def test_kv_bytes_per_token_is_what_a_real_decode_holds(variant, dtype):
 
 def test_cache_sizes_order_as_the_variants_promise():
     per = {v: tiny(v, positional="rope").cfg.kv_bytes_per_token(4) for v in VARIANTS}
+    assert per["qwen"] == per["gqa"]
     assert per["mha"] == 2 * 2 * 4 * 8 * 4 and per["gqa"] == per["mha"] / 2
     assert per["mqa"] == per["mha"] / 4
     assert per["cla"] == 2 * 2 * 4 * 8 * 4  # 3 layers, 2 of them own K/V

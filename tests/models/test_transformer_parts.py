@@ -261,3 +261,14 @@ def test_stage_grad_norms_are_each_stages_norm():
 def test_presets_build_when_small():
     model = Transformer(PRESETS["gpt-nano"])
     assert model.num_params() == PRESETS["gpt-nano"].param_count() == 104_192
+
+
+def test_qk_norm_normalises_every_heads_q_and_k_before_rope():
+    torch.manual_seed(0)
+    cfg = TransformerConfig(**BASE, qk_norm=True, norm="rmsnorm", norm_eps=1e-12, positional="rope")
+    model = Transformer(cfg)
+    with capture(model, "blocks.0.attn.hook_*") as s:
+        model(torch.randint(0, 7, (2, 6)))
+    for name in ("hook_q", "hook_k", "hook_rot_q", "hook_rot_k"):  # a rotation keeps the norm
+        rms = s[f"blocks.0.attn.{name}"].pow(2).mean(-1).sqrt()  # [B, H, T]
+        assert torch.allclose(rms, torch.ones_like(rms), atol=1e-4), name
