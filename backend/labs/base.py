@@ -1,9 +1,10 @@
 """What a lab is: bounded Params, a build, a step, optional inference; frames out.
 
-A lab module subclasses `Lab`, declares `Params` (a `LabParams` whose every field comes
-from `param()`, so it has a range, a default and a zh/en label) and registers itself with
-`@register`. The session calls its methods on the session's worker thread, one at a time,
-so a lab needs no locks.
+A lab module subclasses `Lab` (or, if it trains, `backend.trainer.TrainingLab`), declares
+`Params` (a `LabParams` whose every field comes from `param()`, so it has a range, a default
+and a zh/en label), optionally `Input` / `Actions` (LabInput models for `infer`), and
+registers itself with `@register`. The session calls its methods on the session's worker
+thread, one at a time, so a lab needs no locks.
 """
 
 from __future__ import annotations
@@ -73,8 +74,8 @@ def validate_input(tp: Any, data: Any, lab: Lab | None = None) -> Any:
             loc = loc[1:]  # a tagged union's errors start with the tag: drop it
         path = ".".join(str(p) for p in loc)
         field = f"input.{path}" if path else "input"
-        if "." in kind or kind.startswith("err_"):  # a message key (PydanticCustomError)
-            values = {k: v for k, v in (err.get("ctx") or {}).items()} or None
+        if "." in kind:  # a message key (`<lab>.err_*`, `err.*`: a PydanticCustomError)
+            values = dict(err.get("ctx") or {}) or None
             raise LabError(err["msg"], field=field, key=kind, values=values) from None
         raise LabError(f"{path}: {err['msg']}" if path else err["msg"], field=field) from None
 
@@ -135,10 +136,10 @@ class Lab:
     tensors: ClassVar[tuple[str, ...]] = ()
     # False for labs whose step only recomputes a picture (no training, no divergence check).
     trains: ClassVar[bool] = True
-    # True for a lab whose `step(capture, later=True)` returns its frame unfinished
-    # (`frame.finish` draws the picture) and that runs `with self.beside_backward():` around
-    # its backward pass, before any weight changes: the engine then has the picture drawn
-    # while the next step's backward runs (see docs/architecture.md, "Pictures beside").
+    # True: the engine may draw this lab's pictures while the next step's backward pass
+    # runs (see docs/architecture.md, "Pictures beside"). A TrainingLab only sets it
+    # (backend/trainer.py does the rest); the engine then asks `step(capture, later=True)`
+    # and gets the frame with `frame.finish` left to draw the picture.
     pictures_later: ClassVar[bool] = False
     _pending: Callable[[], None] | None = None  # a deferred picture job (engine's)
 
@@ -162,7 +163,7 @@ class Lab:
 
     @contextmanager
     def beside_backward(self) -> Iterator[None]:
-        """Lab: wrap the backward pass. It runs mostly without the GIL, so a
+        """Trainer: wrap the backward pass. It runs mostly without the GIL, so a
         deferred picture is drawn on a helper thread meanwhile, and is done before the block
         is left: it sees the weights of the step it belongs to. (Small work, such as scoring
         a batch, costs more handed to a thread than done in line: measured.)"""
