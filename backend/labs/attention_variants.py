@@ -31,6 +31,7 @@ EVAL_EVERY = 25
 N_EVAL = 256  # held-out samples, drawn once per session
 BETAS = (0.9, 0.99)  # the task recipes' AdamW (models.data.tasks.Recipe)
 SOLVED = 0.95
+TIMELINE_MB = 64.0  # a session's recorded frames (Settings.timeline_mb's default)
 LABELS = ("MHA", "GQA", "MQA", "CLA", "MLA")
 
 
@@ -152,6 +153,10 @@ class AttentionVariantsLab(TrainingLab):
         "agree to 1e-6; put RoPE inside the compressed path and they stop agreeing.",
     }
     Params = Params
+    view_keys = {  # what the class follows: the enlarged map (arm, layer × heads + head)
+        "arm": {"type": "int", "min": 0, "max": 4},
+        "map": {"type": "int", "min": 0, "max": 31},
+    }
     pictures_later = True
     eval_every = EVAL_EVERY
     stream_lr = True
@@ -179,6 +184,20 @@ class AttentionVariantsLab(TrainingLab):
             ArmSpec(label, lambda c=cfg: Transformer(c), optim, self.seed, TITLES[label])
             for label, cfg in self.cfgs.items()
         ]
+
+    @classmethod
+    def estimate_mb(cls, p: Params) -> tuple[float, str | None]:
+        """Five arms' weights, grads and AdamW moments, their training activations (~16
+        d-wide numbers a position and layer, and scores, pattern and its grad), the timeline."""
+        task = make_task(p.task, seq_len=p.seq_len)
+        T, V = task.x_len, task.vocab_size
+        weights = sum(c.param_count() for c in configs(p, V, T).values()) * 4 * 4
+        per_arm = (
+            p.n_layers * p.batch * T * (16 * p.d_model + 3 * p.n_heads * T) + 3 * p.batch * T * V
+        )
+        acts = 5 * 4 * per_arm
+        mb = (weights + acts) / 2**20 + TIMELINE_MB
+        return mb, "batch" if acts >= weights else "d_model"
 
     def max_steps(self) -> int:
         return self.params.steps
@@ -247,6 +266,7 @@ class AttentionVariantsLab(TrainingLab):
             meta["mla_check"] = self._mla_check(model)
         return tensors, meta
 
+    @torch.inference_mode()
     def _mla_check(self, model: Transformer) -> dict[str, float]:
         """Every MLA layer's scores on the example, explicit (K rebuilt from the latent) and
         absorbed (W_uk folded into the query): the largest difference, and the largest score
@@ -265,6 +285,7 @@ class AttentionVariantsLab(TrainingLab):
             scale = max(scale, float(explicit.abs().max()))
         return {"max_abs_diff": diff, "max_abs_score": scale}
 
+    @torch.inference_mode()
     def _decode(self, model: Transformer) -> dict[str, Any]:
         """Greedy-decode the example's answer with the KV cache: what the arm writes, and
         the bytes its cache holds (measured: cache.nbytes / tokens cached)."""

@@ -117,8 +117,7 @@ export default function mount(root, ctx) {
   });
   const pics = dash.picturesEl; // above the curves: the cache table
   pics.classList.add('av-pictures');
-  const after = el('div', 'view-grid av-after'); // below them: the MLA check and the maps
-  dash.el.append(after);
+  const after = dash.grid; // after the curves, waterfall and readout: the MLA check, the maps
 
   // -- cache table ------------------------------------------------------------------------
   const pCache = panel(pics, 'av.cache', { chart: false, wide: true });
@@ -146,9 +145,17 @@ export default function mount(root, ctx) {
   const mapsEl = el('div');
   pMaps.body.append(mapsEl);
   let tokens = [];
+  let selecting = false;
+  const { store } = ctx;
   const maps = mapGrid(mapsEl, {
     maxCell: 92,
     minCell: 26,
+    onSelect: (h) => { // the enlarged map is view state (keys arm, map): URL and class follow
+      selecting = true;
+      store.set('arm', h ? h.group : null);
+      store.set('map', h ? h.map : null);
+      selecting = false;
+    },
     tip: (h) => `${dash.arms[h.group]?.label ?? h.group} · ${tokens[h.row] ?? h.row} (${h.row}) → ${tokens[h.col] ?? h.col} (${h.col}) · ${h.masked ? '–' : h.value.toFixed(3)}`,
   });
 
@@ -229,6 +236,7 @@ export default function mount(root, ctx) {
     const mapLabels = [];
     for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) mapLabels.push(t('av.layer_head', { l, h }));
     maps.draw(list, {
+      title: (g, i) => `${m.arms[g].label} · ${mapLabels[i]}`,
       groupLabels: m.arms.map((a) => a.label),
       mapLabels,
       rowLabels: tokens, colLabels: tokens, rowTitle: t('av.query'), colTitle: t('av.key'),
@@ -244,13 +252,24 @@ export default function mount(root, ctx) {
   }
 
   ctx.store.on('role', () => { if (last) drawMla(); });
+  // A link or the teacher names a map (arm, map): enlarge it, once there is a frame.
+  const followZoom = () => {
+    if (selecting || !last) return;
+    const a = store.get('arm'), m = store.get('map');
+    const z = maps.zoomed;
+    if (a === null || a === undefined || m === null || m === undefined) { if (z) maps.close(); } else if (!z || z.group !== a || z.map !== m) maps.open(a, m);
+  };
+  store.on('arm', followZoom);
+  store.on('map', followZoom);
 
   return {
     frame(f) {
       dash.onFrame(f);
       if (!f.meta || !Array.isArray(f.meta.arms) || !f.meta.arms[0].decoded) return;
       last = { ...f, meta: { ...f.meta, scalars: f.scalars } };
+      const first = !root.dataset.step;
       draw();
+      if (first) followZoom();
       root.dataset.step = String(f.step);
     },
     scalars(rows) { dash.onScalars(rows); },
