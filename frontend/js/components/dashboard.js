@@ -93,7 +93,8 @@ export function dashboard(root, ctx, opts = {}) {
   const scalar = (i, key) => (many() ? `arm.${i}.${key}` : key);
 
   function keptName(run) {
-    const base = run.label || t('dash.kept_run');
+    // The session names a run it keeps #1, #2...: "kept run #1"; a label the learner gave stays.
+    const base = !run.label ? t('dash.kept_run') : /^#\d+$/.test(run.label) ? `${t('dash.kept_run')} ${run.label}` : run.label;
     const diff = paramDiff(run.params, ctx.params(), info && info.schema);
     return diff ? t('dash.kept_with', { label: base, diff }) : base;
   }
