@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ValidationError
 
-from backend import protocol, wire
+from backend import protocol, view_keys, wire
 from backend.admission import SessionError
 from backend.bus import Outbox
 from backend.config import Settings
@@ -246,7 +246,7 @@ class Connection:
             code = self.sessions.share(s)
             return self.reply(protocol.Shared(code=code, url=f"/join/{code}"))
         if kind == "view":
-            return s.set_view(msg.state.model_dump(exclude_none=True))
+            return s.set_view(view_keys.check_state(msg.state, s.lab_cls, s.params))
         if s.read_only and kind != "save":
             msg = "this is a replay of a saved run; fork it to train"
             raise SessionError("forbidden", msg, key="err.replay")

@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    TypeAdapter,
+    model_validator,
+)
 
 PROTOCOL_VERSION = 1
 # A session id in the websocket URL (`/ws?session=ID`): url-safe base64, at least 22
@@ -103,22 +111,16 @@ class Share(_Msg):
     type: Literal["share"]
 
 
-class ViewState(_Msg):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    layer: int | None = Field(default=None, ge=0, le=64)
-    head: int | None = Field(default=None, ge=0, le=64)
-    hover: int | None = Field(default=None, ge=-1, le=4096)  # hovered token (-1: none)
-    scrub: int | None = Field(default=None, ge=-1)  # the step the driver looks at (-1: live)
-    present: bool | None = None
-    blank: bool | None = None
+ViewValue = StrictBool | StrictInt | float | Annotated[str, Field(max_length=64)] | None
 
 
 class View(_Msg):
-    """The driver's view state; viewers follow it (the server sends it back as is)."""
+    """The driver's view state; viewers follow it (the server sends it back as is). Its
+    keys are the lab's (`view_keys` in the catalog), checked by backend/view_keys.py
+    against the session's lab and params; None values are dropped."""
 
     type: Literal["view"] = "view"
-    state: ViewState
+    state: dict[Annotated[str, Field(max_length=32)], ViewValue] = Field(max_length=32)
 
 
 class Fork(_Msg):

@@ -6,6 +6,7 @@ import importlib
 import logging
 import pkgutil
 
+from backend import view_keys
 from backend.labs.base import Lab
 
 log = logging.getLogger("shaomai.labs")
@@ -42,4 +43,6 @@ def catalog_entry(cls: type[Lab]) -> dict:
         "trains": cls.trains,
         "tensors": list(cls.tensors),
         "schema": cls.Params.model_json_schema(),
+        # What a class follows of the driver's view: the generic keys and the lab's own.
+        "view_keys": view_keys.keys_of(cls),
     }

@@ -134,6 +134,11 @@ class Lab:
     Actions: ClassVar[Any] = None
     # Tensor names this lab's frames carry (for the catalog, subscribe and docs).
     tensors: ClassVar[tuple[str, ...]] = ()
+    # View-state keys the class follows (`view` messages), beside the generic ones every lab
+    # has (present, blank, scrub, hover): name -> {"type": "int"|"float"|"bool"|"enum",
+    # "min"?, "max"?, "below"? (a param: value < params[below]), "values"? (enum)}.
+    # See backend/view_keys.py; the catalog entry carries them.
+    view_keys: ClassVar[dict[str, dict]] = {}
     # False for labs whose step only recomputes a picture (no training, no divergence check).
     trains: ClassVar[bool] = True
     # True: the engine may draw this lab's pictures while the next step's backward pass

@@ -87,6 +87,11 @@ class GPTLab(TrainingLab):
         "watch the loss cheat.",
     }
     Params = Params
+    view_keys = {  # what the class follows: the layer and head shown, the token hovered
+        "layer": {"type": "int", "min": 0, "max": 5, "below": "n_layers"},
+        "head": {"type": "int", "min": 0, "max": 7, "below": "n_heads"},
+        "hover": {"type": "int", "min": -1, "max": 4096},
+    }
     Input = InferInput
     pictures_later = True  # the example's picture is drawn beside the next backward pass
     stream_lr = True

@@ -22,6 +22,7 @@ class LabInfo(BaseModel):
     trains: bool
     tensors: list[str]
     params_schema: dict[str, Any] = Field(alias="schema")
+    view_keys: dict[str, dict[str, Any]] = {}  # backend/view_keys.py: generic + the lab's
 
 
 @router.get("/labs")

@@ -24,13 +24,14 @@ def test_student_joins_by_code_follows_view_and_cannot_drive(client):
         assert re.fullmatch(f"[{ALPHABET}]{{6}}", code)
         assert share(teacher) == code  # one code per session
         step(teacher, 3)
-        send(teacher, {"type": "view", "state": {"layer": 1, "head": 2, "present": True}})
+        # linear-regression has the generic view keys only (test_view_keys: a lab's own)
+        send(teacher, {"type": "view", "state": {"blank": False, "hover": 2, "present": True}})
         with client.websocket_connect("/ws") as student:
             send(student, {"type": "join", "code": code.lower()})  # typed by hand
             ready = recv(student)
             assert ready["role"] == "viewer" and "token" not in ready and ready["step"] == 3
             view, seen = recv_until(student, lambda m: m["type"] == "view")
-            assert view["state"] == {"layer": 1, "head": 2, "present": True}
+            assert view["state"] == {"blank": False, "hover": 2, "present": True}
             assert not [m for m in seen if m["type"] == "shared"]  # the code view is the teacher's
             count, _ = recv_until(
                 teacher, lambda m: m["type"] == "status" and m["connections"] == 2
@@ -41,7 +42,7 @@ def test_student_joins_by_code_follows_view_and_cannot_drive(client):
             send(student, {"type": "control", "action": "step"})
             err, _ = recv_until(student, lambda m: m["type"] == "error")
             assert err["code"] == "forbidden"
-            send(student, {"type": "view", "state": {"head": 0}})
+            send(student, {"type": "view", "state": {"hover": 0}})
             err, _ = recv_until(student, lambda m: m["type"] == "error")
             assert err["code"] == "forbidden"
 

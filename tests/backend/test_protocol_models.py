@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from typing import get_args
 
 from backend import protocol, wire
 from tests.conftest import ROOT
@@ -98,7 +99,10 @@ def test_optional_fields_are_left_out_as_before():
 
 def test_no_server_message_is_a_hand_made_dict():
     """A new message must be a model: no `{"type": ...}` literal outside wire.py's frame."""
-    literal = re.compile(r"""\{\s*["']type["']\s*:""")
+    kinds = get_args(get_args(protocol.ServerMessage)[0])
+    names = "|".join(get_args(k.model_fields["type"].annotation)[0] for k in kinds)
+    literal = re.compile(rf"""\{{\s*["']type["']\s*:\s*["']({names})["']""")
+    assert "kept" in names and literal.search('{"type": "status", "run": 0}')
     found = [
         str(path.relative_to(ROOT))
         for path in (ROOT / "backend").rglob("*.py")
