@@ -273,6 +273,12 @@ export default function mount(root, ctx) {
     drawFigures();
     drawLive();
   }
+  // The pictures are as wide as their column: redrawn when the page reflows (a phone turned).
+  let width = 0;
+  new ResizeObserver(() => {
+    const w = liveRow.clientWidth;
+    if (w !== width) { width = w; if (last) drawLive(); }
+  }).observe(liveRow);
 
   return {
     frame(f) {
