@@ -53,8 +53,8 @@ def test_adam_without_bias_correction_lurches_then_five_arms_race(live_server, p
     at_step(page, 1)
     page.wait_for_selector(".opt-lurch:not([hidden])")
     rows = card(page)
-    assert rows[NO_BIAS][4].startswith("3.162 × lr")  # first step: 0.1/√0.001 learning rates
-    assert rows[3][4].startswith("1 × lr")  # Adam, bias-corrected: one learning rate
+    assert rows[NO_BIAS][2].startswith("3.162 × lr")  # first step: 0.1/√0.001 learning rates
+    assert rows[3][2].startswith("1 × lr")  # Adam, bias-corrected: one learning rate
     assert "3.162 × lr" in page.inner_text(".opt-lurch")
     readout = page.inner_text(".dash-readout")
     assert "Adam without bias correction: first step" in readout and "3.162 × lr" in readout
@@ -120,7 +120,7 @@ def test_chinese_on_a_phone_and_the_mlp(live_server, browser):
         at_step(page, 10)
         page.wait_for_selector(".opt-boundaries:not([hidden]) canvas")
         assert page.is_hidden(".opt-paths")
-        assert card(page)[NO_BIAS][4].startswith("3.162 × lr")  # the MLP's too
+        assert card(page)[NO_BIAS][2].startswith("3.162 × lr")  # the MLP's too
         curves_drawn(page, 11)
         screenshot(page, "optimizers-zh-phone-mlp")
     finally:
@@ -176,7 +176,7 @@ def test_five_arms_hold_through_scrub_reload_and_fork(live_server, page):
     again = page.evaluate(PATHS)
     assert [tr["x"] for tr in again[1:6]] == [tr["x"] for tr in live[1:6]]
     page.wait_for_selector(".opt-lurch:not([hidden])")
-    assert card(page)[NO_BIAS][4].startswith("3.162 × lr")
+    assert card(page)[NO_BIAS][2].startswith("3.162 × lr")
 
     # Fork: a copy trains on from step 20 on the same noise stream, five arms still.
     page.click("[data-act=fork]")

@@ -138,7 +138,7 @@ export default function mount(root, ctx) {
   const cells = []; // per arm: {row, name, lr, beta1, beta2, first, now, loss}
   function header() {
     const tr = el('tr');
-    for (const k of ['arm', 'lr', 'beta1', 'beta2', 'first', 'now', 'loss_now']) tr.append(el('th', null, t(`optimizers.${k}`)));
+    for (const k of ['arm', 'lr', 'first', 'now', 'loss_now', 'beta1', 'beta2']) tr.append(el('th', null, t(`optimizers.${k}`)));
     thead.replaceChildren(tr);
   }
   header();
@@ -194,7 +194,7 @@ export default function mount(root, ctx) {
       const first = el('td', 'opt-first');
       const now = el('td', 'opt-now');
       const loss = el('td', 'opt-loss');
-      row.append(name, tdLr, ...tds, first, now, loss);
+      row.append(name, tdLr, first, now, loss, ...tds); // the first step beside the lr: a phone sees both
       tbody.append(row);
       cells.push({ row, label, lr, betas, first, now, loss });
     });
