@@ -375,11 +375,10 @@ def _scalars_message(steps: list[int], values: list[dict[str, float]], run: int)
     if len(steps) == 1:
         vals = {k: wire.json_number(v) for k, v in values[0].items()}
         msg = protocol.Scalars.model_construct(run=run, step=steps[0], values=vals)
-        return json.dumps(protocol.dump(msg))
+        return json.dumps(protocol.dump_plain(msg))
     names: dict[str, None] = {}
     for v in values:
         names.update(dict.fromkeys(v))
     cols = {n: [wire.json_number(v[n]) if n in v else None for v in values] for n in names}
-    return json.dumps(
-        protocol.dump(protocol.History.model_construct(run=run, steps=steps, values=cols))
-    )
+    msg = protocol.History.model_construct(run=run, steps=steps, values=cols)
+    return json.dumps(protocol.dump_plain(msg))

@@ -287,6 +287,13 @@ def dump(msg: BaseModel) -> dict[str, Any]:
     return msg.model_dump(by_alias=True, exclude_none=True, warnings=False)
 
 
+def dump_plain(msg: BaseModel) -> dict[str, Any]:
+    """`dump` without a serialization pass, for a `model_construct`ed message of plain JSON
+    values with no optional or aliased field (scalars, history: once per connection, ~30
+    times a second each): its fields, in the model's order."""
+    return msg.__dict__
+
+
 def error(
     code: ErrorCode,
     message: str,

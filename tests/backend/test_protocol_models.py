@@ -150,3 +150,10 @@ def test_the_bytes_are_those_of_the_documented_field_order():
         '{"type":"shared","code":"AB","url":"/join/AB"}'
     )
     assert text(protocol.Saved(run="r")) == '{"type":"saved","run":"r"}'
+
+
+def test_the_plain_dump_of_the_hot_path_equals_the_full_one():
+    scalars = protocol.Scalars.model_construct(run=2, step=3, values={"loss": "NaN"})
+    history = protocol.History.model_construct(run=0, steps=[1], values={"a": [None]})
+    for msg in (scalars, history):
+        assert json.dumps(protocol.dump_plain(msg)) == json.dumps(protocol.dump(msg))

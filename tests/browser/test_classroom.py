@@ -50,15 +50,12 @@ def test_teacher_shares_student_follows_forks_and_rejoins(live_server, browser):
             "() => document.querySelector('.connections').textContent.includes('1')"
         )
 
-        # The teacher steps and selects head 2 of layer 1: the student follows.
+        # The teacher steps and hovers item 3: the student follows.
         teacher.click("[data-act=step10]")
         student.wait_for_function("() => window.shaomai.store.get('step') === 10")
-        teacher.evaluate(
-            "() => { const s = window.shaomai.store; s.set('layer', 1); s.set('head', 2); }"
-        )
-        student.wait_for_function(
-            "() => window.shaomai.store.get('layer') === 1 && window.shaomai.store.get('head') === 2"
-        )
+        # linear-regression has the generic view keys (gpt adds layer and head).
+        teacher.evaluate("() => window.shaomai.store.set('hoverToken', 3)")
+        student.wait_for_function("() => window.shaomai.store.get('hoverToken') === 3")
         # Presenter mode follows the teacher too.
         teacher.keyboard.press("p")
         student.wait_for_function("() => document.body.classList.contains('present')")
