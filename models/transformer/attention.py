@@ -18,6 +18,7 @@ earlier in the same forward pass.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import torch
 import torch.nn.functional as F
@@ -37,15 +38,24 @@ def causal_mask(t_new: int, t_past: int, device: torch.device | None = None) -> 
     return k_pos <= q_pos
 
 
+@lru_cache(maxsize=16)
+def _rope_tables(n_ctx: int, d: int, theta: float, layout: str) -> tuple[Tensor, Tensor]:
+    """One (cos, sin) pair per shape, shared by every layer (read-only): SmolLM2's 30 layers
+    × 8,192 positions would otherwise hold 120 MB of identical tables."""
+    with torch.device("cpu"):  # real tensors even when a loader builds the model on "meta"
+        cos, sin = rope_cos_sin(torch.arange(n_ctx), d, theta, layout)
+    return cos.float(), sin.float()
+
+
 class Rotary(nn.Module):
     """RoPE for d features in the config's layout: angles for every position up to n_ctx."""
 
     def __init__(self, cfg: TransformerConfig, d: int):
         super().__init__()
         self.layout = cfg.rope_layout
-        cos, sin = rope_cos_sin(torch.arange(cfg.n_ctx), d, cfg.rope_theta, self.layout)
-        self.register_buffer("cos", cos.float(), persistent=False)  # [n_ctx, d]
-        self.register_buffer("sin", sin.float(), persistent=False)
+        cos, sin = _rope_tables(cfg.n_ctx, d, cfg.rope_theta, self.layout)
+        self.register_buffer("cos", cos, persistent=False)  # [n_ctx, d]
+        self.register_buffer("sin", sin, persistent=False)
 
     def forward(self, x: Tensor, t_past: int) -> Tensor:
         """Rotate x [..., T, d] whose rows sit at positions t_past .. t_past + T - 1."""
@@ -82,18 +92,31 @@ class AttentionCore(nn.Module):
     def wants_pattern(self) -> bool:
         return is_capturing(self.hook_attn_scores) or is_capturing(self.hook_pattern)
 
-    def mix(self, q: Tensor, k: Tensor, v: Tensor, t_past: int) -> Tensor:
-        """q [B, H, T, d_qk], k [B, H_kv, S, d_qk], v [B, H_kv, S, d_v] -> z [B, H, T, d_v]."""
+    def mix(
+        self, q: Tensor, k: Tensor, v: Tensor, t_past: int, key_mask: Tensor | None = None
+    ) -> Tensor:
+        """q [B, H, T, d_qk], k [B, H_kv, S, d_qk], v [B, H_kv, S, d_v] -> z [B, H, T, d_v].
+
+        key_mask [B, S] bool, True where a key is a real token (False: padding, never seen).
+        """
         if self.wants_pattern():
-            return self.hook_z(self._explicit(q, k, v, t_past))
+            return self.hook_z(self._explicit(q, k, v, t_past, key_mask))
         T = q.shape[2]
         mask, is_causal = None, False
         if self.alibi:
             mask = self._bias(T, t_past, q.device).to(q.dtype)  # [H, T, S], -inf masked
-        elif self.causal and t_past == 0:
+        elif self.causal and t_past == 0 and key_mask is None:
             is_causal = True  # top-left aligned mask is right when q and k start together
-        elif self.causal and T > 1:  # (a single new row may see every key: no mask)
+        elif self.causal and (T > 1 or key_mask is not None):  # (one new row sees every key)
             mask = causal_mask(T, t_past, q.device)  # [T, t_past + T], bottom-right
+        if key_mask is not None:
+            pad = key_mask[:, None, None, :]  # [B, 1, 1, S]
+            if mask is None:
+                mask = pad
+            elif mask.dtype == torch.bool:
+                mask = mask & pad  # [B, 1, T, S]
+            else:
+                mask = mask.masked_fill(~pad, float("-inf"))  # [B, H, T, S]
         kw = {"enable_gqa": True} if k.shape[1] != q.shape[1] else {}
         drop = self.dropout if self.training else 0.0
         z = F.scaled_dot_product_attention(
@@ -108,7 +131,9 @@ class AttentionCore(nn.Module):
             bias = bias.masked_fill(~causal_mask(T, t_past, device), float("-inf"))
         return bias
 
-    def _explicit(self, q: Tensor, k: Tensor, v: Tensor, t_past: int) -> Tensor:
+    def _explicit(
+        self, q: Tensor, k: Tensor, v: Tensor, t_past: int, key_mask: Tensor | None = None
+    ) -> Tensor:
         """The same maths as the fused kernel, with the pattern materialised and hooked."""
         if k.shape[1] != q.shape[1]:  # GQA / MQA: each KV head serves a group of queries
             group = q.shape[1] // k.shape[1]
@@ -121,6 +146,8 @@ class AttentionCore(nn.Module):
         if self.causal:
             allowed = causal_mask(q.shape[2], t_past, q.device)  # [T, S]
             scores = scores.masked_fill(~allowed, float("-inf"))
+        if key_mask is not None:
+            scores = scores.masked_fill(~key_mask[:, None, None, :], float("-inf"))
         pattern = self.hook_pattern(scores.softmax(dim=-1))  # [B, H, T, S]
         return self.pattern_drop(pattern) @ v  # [B, H, T, d_v]
 
@@ -154,6 +181,7 @@ class Attention(AttentionCore):
         t_past: int = 0,
         cache: KVCache | None = None,
         shared: dict[int, tuple[Tensor, Tensor]] | None = None,
+        key_mask: Tensor | None = None,
     ) -> Tensor:
         B, T, _ = x.shape
         H, Hkv, dh = self.n_heads, self.n_kv_heads, self.d_head
@@ -175,7 +203,7 @@ class Attention(AttentionCore):
         q = self.hook_q(self.q_norm(q) if self.qk_norm else q)
         if self.rope:
             q = self.hook_rot_q(self.rotary(q, t_past))
-        z = self.mix(q, k, v, t_past)  # [B, H, T, dh]
+        z = self.mix(q, k, v, t_past, key_mask)  # [B, H, T, dh]
         z = z.transpose(1, 2).contiguous().view(B, T, H * dh)  # [B, T, H*dh]
         return self.out(z)
 

@@ -78,6 +78,9 @@ class TransformerConfig:
     bias: bool = True  # biases on linear layers and LayerNorm (GPT-2 yes; Llama/Qwen no)
     tied_embeddings: bool = False  # unembedding = embedding matrix (GPT-2, Qwen3-0.6B: yes)
     dropout: float = 0.0  # synthetic tasks draw fresh samples every step: nothing to overfit
+    # BERT's embedding: word + position + token type ("segment A/B"), then a LayerNorm.
+    n_token_types: int = 0  # rows of the token-type table; 0 = none (BERT: 2)
+    embed_norm: bool = False  # a norm on the summed embeddings before the first block (BERT)
 
     def __post_init__(self) -> None:
         for name, choices in _CHOICES.items():
@@ -86,7 +89,8 @@ class TransformerConfig:
         for name in ("n_layers", "d_model", "n_heads", "n_ctx", "d_vocab", "kv_share"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("n_kv_heads", "d_head", "d_ff", "d_c", "d_cq", "d_rope", "expert_ffn"):
+        derived = ("n_kv_heads", "d_head", "d_ff", "d_c", "d_cq", "d_rope", "expert_ffn")
+        for name in (*derived, "n_token_types"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0 = derived), got {getattr(self, name)}")
         if self.d_head == 0:
@@ -182,6 +186,7 @@ class TransformerConfig:
         """Exact number of parameters of `Transformer(self)`, from the config alone."""
         d, V = self.d_model, self.d_vocab
         n = V * d + (self.n_ctx * d if self.positional == "learned" else 0)
+        n += self.n_token_types * d + (self._norm_params(d) if self.embed_norm else 0)
         for layer in range(self.n_layers):
             n += self._attn_params(self.owns_kv(layer))
             n += self._ffn_params()

@@ -90,6 +90,7 @@ class MLAttention(AttentionCore):
         t_past: int = 0,
         cache: KVCache | None = None,
         shared: dict[int, tuple[Tensor, Tensor]] | None = None,
+        key_mask: Tensor | None = None,
     ) -> Tensor:
         B, T, _ = x.shape
         q = self.hook_q(torch.cat(self._queries(x, t_past), dim=-1))  # [B, H, T, dh + dr]
@@ -103,7 +104,7 @@ class MLAttention(AttentionCore):
                 shared[self.layer] = (k, v)
         else:
             k, v = shared[self.owner]
-        z = self.mix(q, k, v, t_past)  # [B, H, T, dh]
+        z = self.mix(q, k, v, t_past, key_mask)  # [B, H, T, dh]
         return self.out(z.transpose(1, 2).contiguous().view(B, T, self.n_heads * self.d_head))
 
     # -- the two ways to score ---------------------------------------------------------------

@@ -80,9 +80,11 @@ class Block(nn.Module):
         cache: KVCache | None = None,
         shared: dict | None = None,
         memory: Tensor | None = None,
+        key_mask: Tensor | None = None,
     ) -> Tensor:
         x = self.hook_resid_pre(x)
-        h = self.drop(self.attn(self._in(x, self.ln1), t_past, cache, shared))
+        kw = {} if key_mask is None else {"key_mask": key_mask}
+        h = self.drop(self.attn(self._in(x, self.ln1), t_past, cache, shared, **kw))
         x = self.hook_resid_mid(self._out(x, h, self.ln1, self.ln1_post))
         if self.cross_attn is not None:
             h = self.drop(self.cross_attn(self._in(x, self.ln_cross), memory))
@@ -107,6 +109,11 @@ class Transformer(nn.Module):
             table = sinusoidal_table(cfg.n_ctx, cfg.d_model)  # [n_ctx, d_model]
             self.register_buffer("pos_table", table, persistent=False)
             self.embed_scale = scaled_embedding(cfg.d_model)
+        # BERT: segment embeddings and a norm on the summed embeddings (only when asked for:
+        # the construction order, and so the init's random draws, of other models is kept).
+        if cfg.n_token_types:
+            self.embed_types = nn.Embedding(cfg.n_token_types, cfg.d_model)
+        self.embed_ln = make_norm(cfg, cfg.d_model) if cfg.embed_norm else None
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
         self.ln_final = make_norm(cfg, cfg.d_model) if cfg.has_final_norm else nn.Identity()
@@ -142,12 +149,24 @@ class Transformer(nn.Module):
                 n -= self.unembed.weight.numel()
             if self.cfg.positional == "learned":
                 n -= self.pos_embed.weight.numel()
+            if self.cfg.n_token_types:
+                n -= self.embed_types.weight.numel()
         return n
 
     def hidden(
-        self, idx: Tensor, cache: KVCache | None = None, memory: Tensor | None = None
+        self,
+        idx: Tensor,
+        cache: KVCache | None = None,
+        memory: Tensor | None = None,
+        key_mask: Tensor | None = None,
+        token_types: Tensor | None = None,
     ) -> Tensor:
-        """idx [B, T] -> the final (normalised) stream [B, T, d_model]: an encoder's memory."""
+        """idx [B, T] -> the final (normalised) stream [B, T, d_model]: an encoder's memory.
+
+        key_mask [B, S] (S = cached + new positions), True for real tokens: padding is never
+        attended to (a padded batch of sentences, as BERT's attention_mask). token_types
+        [B, T] (models with `n_token_types`; default all 0: segment A).
+        """
         B, T = idx.shape
         t_past = cache.rows if cache is not None else 0
         if t_past + T > self.cfg.n_ctx:
@@ -159,21 +178,34 @@ class Transformer(nn.Module):
             pos = torch.arange(t_past, t_past + T, device=idx.device)
             table = self.pos_embed(pos) if self.cfg.positional == "learned" else self.pos_table[pos]
             x = x + self.hook_pos_embed(table.expand(B, T, -1))  # [B, T, d_model]
+        if self.cfg.n_token_types:
+            if token_types is None:
+                token_types = torch.zeros_like(idx)
+            x = x + self.embed_types(token_types)  # [B, T, d_model]
+        if self.embed_ln is not None:
+            x = self.embed_ln(x)
         x = self.drop(x)
         shared = {} if self.cfg.kv_share > 1 else None  # CLA: owners' K/V for later layers
         for block in self.blocks:
-            x = block(x, t_past, cache, shared, memory)
+            x = block(x, t_past, cache, shared, memory, key_mask)
         return self.ln_final(x)
 
     def forward(
-        self, idx: Tensor, cache: KVCache | None = None, memory: Tensor | None = None
+        self,
+        idx: Tensor,
+        cache: KVCache | None = None,
+        memory: Tensor | None = None,
+        key_mask: Tensor | None = None,
+        token_types: Tensor | None = None,
     ) -> Tensor:
         """idx [B, T] token ids -> logits [B, T, d_vocab].
 
         With a cache, idx holds only the new tokens; they sit at positions cache.rows..,
-        and their keys/values (MLA: latents) are appended to the cache.
+        and their keys/values (MLA: latents) are appended to the cache. key_mask and
+        token_types: see `hidden`.
         """
-        return self.hook_logits(self.unembed(self.hidden(idx, cache, memory)))  # [B, T, V]
+        x = self.hidden(idx, cache, memory, key_mask, token_types)
+        return self.hook_logits(self.unembed(x))  # [B, T, V]
 
     def new_cache(self) -> KVCache:
         return KVCache.empty(self.cfg.n_layers)
