@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from fastapi import APIRouter, WebSocket
 
@@ -11,6 +12,22 @@ from backend.security import origin_allowed
 log = logging.getLogger("shaomai.ws")
 
 router = APIRouter()
+_TOKEN = re.compile(r"([?&]token=)[^&\s\"]*")
+
+
+class RedactToken(logging.Filter):
+    """uvicorn logs every websocket upgrade with its query string: the driver's `token`
+    (in the URL since ids travel there) is masked before the record is written."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any("token=" in str(a) for a in record.args):
+            record.args = tuple(
+                _TOKEN.sub(r"\1***", a) if isinstance(a, str) else a for a in record.args
+            )
+        return True
+
+
+logging.getLogger("uvicorn.error").addFilter(RedactToken())  # where uvicorn logs upgrades
 
 
 @router.websocket("/ws")

@@ -5,6 +5,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.conftest import ARTIFACTS
+
 pytestmark = pytest.mark.browser
 
 DRIVER = "() => window.shaomai && window.shaomai.store.get('role') === 'driver'"
@@ -42,3 +44,6 @@ def test_new_session_id_in_the_url_rejoin_and_reload(live_server, page):
     assert page.evaluate("() => window.shaomai.client.session") == sid
     assert query(urls[-1]) == {"session": sid, "token": token}
     assert len(urls) == 3
+    # The token in the URL stays out of the server's log (uvicorn logs each upgrade's URL).
+    log = (ARTIFACTS / f"server-{urlsplit(live_server).port}.log").read_text()
+    assert f"session={sid}&token=***" in log and token not in log
