@@ -49,7 +49,9 @@ class Params(LabParams):
     seq_len: int = param(6, zh="任务长度 (符号数)", en="Task length (symbols)", ge=2, le=10)
     n_layers: int = param(2, zh="层数", en="Layers", ge=2, le=4)
     n_heads: int = param(4, zh="查询头数", en="Query heads", ge=2, le=8, step=2)
-    d_model: int = param(64, zh="模型宽度 d_model", en="Width d_model", ge=32, le=128, step=16)
+    d_model: int = param(
+        64, zh="模型宽度 d_model", en="Width d_model", ge=32, le=128, step=16, validate_default=True
+    )
     gqa_kv_heads: int = param(
         2, zh="GQA 的 KV 头数", en="GQA: KV heads", ge=1, le=8, validate_default=True
     )
@@ -82,6 +84,16 @@ class Params(LabParams):
     batch: int = param(64, zh="批大小", en="Batch size", ge=8, le=256, live=True)
     warmup: int = param(30, zh="预热步数", en="Warm-up steps", ge=0, le=500)
     steps: int = param(200, zh="训练步数", en="Steps", ge=10, le=5000, live=True)
+
+    @field_validator("d_model")
+    @classmethod
+    def _heads_split_width(cls, d_model: int, info: ValidationInfo) -> int:
+        heads = info.data.get("n_heads")
+        if heads and (d_model % heads or (d_model // heads) % 2):
+            raise ValueError(
+                f"d_model {d_model} must split into {heads} heads of an even size (RoPE rotates pairs)"
+            )
+        return d_model
 
     @field_validator("gqa_kv_heads")
     @classmethod
