@@ -351,18 +351,30 @@ class OptimizersLab(TrainingLab):
         return meta
 
     def _shared(self, frame: Frame, capture: bool) -> Frame:
-        """The pictures every arm shares (one copy, not one per arm) on a sent frame."""
+        """The pictures every arm shares (one copy, not one per arm) on a sent frame. The
+        trainer has a hook for each arm's picture only (docs/trainer.md), so `step` and
+        `snapshot` are extended here, after the engine's own."""
         if not capture:
             return frame
         if self.is_mlp:
             pts = torch.cat([self.x.cpu(), self.y.cpu().float()[:, None]], 1)  # [N, 3]
-            frame.tensors.append(TensorOut("points", pts, "f32"))
+            shared = TensorOut("points", pts, "f32")
         else:
-            frame.tensors.append(TensorOut("surface", self.contour, "u8"))
+            shared = TensorOut("surface", self.contour, "u8")
+        finish = frame.finish
+        if finish is None:
+            frame.tensors.append(shared)
+        else:  # drawn later: after the engine's picture, which sets frame.tensors
+
+            def done() -> None:
+                finish()
+                frame.tensors.append(shared)
+
+            frame.finish = done
         return frame
 
-    def step(self, capture: bool, later: bool = False) -> Frame:
-        return self._shared(super().step(capture, later), capture)
+    def step(self, capture: bool, *args: Any, **kwargs: Any) -> Frame:
+        return self._shared(super().step(capture, *args, **kwargs), capture)
 
     def snapshot(self) -> Frame:
         return self._shared(super().snapshot(), True)
