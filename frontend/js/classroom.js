@@ -1,12 +1,12 @@
 // The class: share a join code with a QR, follow the teacher's view, fork, save, export.
 import { t } from './core/i18n.js';
-import { LEGACY_VIEW_KEYS, storeKey } from './core/url.js';
+import { labViewKeys, LEGACY_VIEW_KEYS, storeKey } from './core/url.js';
 
 // The view state a class follows: the lab's declared view keys (its catalog entry's
 // `view_keys`) plus the generic ones. Store key -> wire name (the hovered token is the
 // store's `hoverToken`, `hover` on the wire, -1 for none).
-const GENERIC = ['present', 'blank'];
-const wireNames = (viewKeys) => Object.fromEntries([...Object.keys(viewKeys || LEGACY_VIEW_KEYS), ...GENERIC].map((k) => [storeKey(k), k]));
+const GENERIC = ['present', 'blank', 'hover']; // `scrub` follows the scrubber, below
+const wireNames = (viewKeys) => Object.fromEntries([...Object.keys(labViewKeys(viewKeys || LEGACY_VIEW_KEYS)), ...GENERIC].map((k) => [storeKey(k), k]));
 
 function button(key, onClick, cls = '') {
   const b = document.createElement('button');

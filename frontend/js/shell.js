@@ -5,7 +5,7 @@ import { ensureCss } from './core/css.js';
 import { addStrings, applyDom, currentLang, has, initI18n, lang, pick, setLang, t } from './core/i18n.js';
 import { loadPlotly, Plotly } from './core/plotly.js';
 import { createStore } from './core/store.js';
-import { readUrl, schemaDefaults, setViewKeys, storeKey, viewKeysOf, writeUrl } from './core/url.js';
+import { labViewKeys, readUrl, schemaDefaults, setViewKeys, storeKey, viewKeysOf, writeUrl } from './core/url.js';
 import { canvasExport } from './components/canvasExport.js';
 import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
@@ -78,6 +78,8 @@ async function main() {
   const client = new LabClient();
   const openMsg = () => ({ type: 'open', lab: labId, params: store.get('params'), seed: store.get('seed') });
   const urlKey = () => JSON.stringify([store.get('params'), store.get('seed')]);
+  // The driver's session, for a reload of the same URL: rejoined, not opened again.
+  const remember = () => sessionStorage.setItem(`shaomai:${labId}`, JSON.stringify({ session: client.session, token: client.token, key: urlKey() }));
 
   // Connect now: the server opens the session while the view is built. Its messages wait
   // in the client until every handler below is in place (client.release()).
@@ -141,9 +143,9 @@ async function main() {
     if (names.length) el.textContent = `⚠ ${t('url_left_out', { fields: names.map((k) => `“${pick(info.schema.properties[k]?.label) || k}”`).join(', ') })}`;
   };
   const saveUrl = (extra = {}) => urlNote(writeUrl({ lab: labId, seed: store.get('seed'), params: store.get('params'), defaults, extra: { lang: currentLang(), ...extra } }));
-  // The declared view keys (but the hovered token, which changes with every mouse move)
-  // follow the store into the URL.
-  const urlViewKeys = new Map(Object.keys(viewKeys).filter((k) => k !== 'hover').map((k) => [storeKey(k), k]));
+  // The lab's own view keys (a selected layer, head, arm...) follow the store into the URL;
+  // the generic ones (hover, presenter, blank, scrub) are the page's own.
+  const urlViewKeys = new Map(Object.keys(labViewKeys(viewKeys)).map((k) => [storeKey(k), k]));
   store.on('*', (key, value) => {
     if (urlViewKeys.has(key)) saveUrl({ [urlViewKeys.get(key)]: value === null || value === undefined ? null : value });
   });
@@ -172,7 +174,7 @@ async function main() {
     bar.setState(m.state, m.step);
     store.set('step', m.step);
     scrub.setLatest(m.step);
-    if (m.token) sessionStorage.setItem(`shaomai:${labId}`, JSON.stringify({ session: m.session, token: m.token, key: urlKey() }));
+    if (m.token) remember();
     saveUrl({ step: pendingSeek });
     setTimeout(askPlotly, 1500); // a session that sends no frame still gets its charts
     if (pendingSeek !== null && pendingSeek < m.step) scrub.seekTo(pendingSeek);
@@ -238,6 +240,7 @@ async function main() {
   });
   client.on('params', (m) => {
     store.set('params', m.params);
+    if (client.token) remember(); // a reload of this URL rejoins this session (and its kept runs)
     form.set(m.params);
     saveUrl();
     view.params?.(m.params);

@@ -189,3 +189,34 @@ def test_a_param_too_long_for_the_link_is_named_not_dropped(live_server, page):
     page.click("#lang-btn")
     page.wait_for_function("() => document.querySelector('#url-note').textContent.includes('网址')")
     screenshot(page, "view-kit-url-note-zh")
+
+
+LOSS_NAMES = (
+    "() => document.querySelectorAll('#view .dash-chart .chart')[0].data?.map((d) => d.name)"
+)
+
+
+def test_keep_this_run_in_a_real_lab_survives_a_reload(live_server, page):
+    """gpt: Keep this run, change a param, the kept run stays dashed beside the new one,
+    named by what differs; the session keeps it, so a reload still shows it."""
+    page.goto(f"{live_server}/lab.html?lab=gpt&lang=en&batch=8")
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+    page.click("[data-act=step10]")
+    page.wait_for_function("() => window.shaomai.store.get('step') === 10")
+    page.click(".dash-keep")
+    page.wait_for_selector(".dash-kept")
+    page.evaluate("() => window.shaomai.client.send({type: 'set', params: {lr: 0.01}})")
+    page.wait_for_function("() => window.shaomai.store.get('params').lr === 0.01")
+    kept = "kept run #1 (Learning rate: 0.003)"
+    page.wait_for_function(f"() => ({LOSS_NAMES})()?.includes({kept!r})")
+    page.reload()
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+    page.wait_for_function(f"() => ({LOSS_NAMES})()?.includes({kept!r})")
+    dash = page.evaluate(
+        f"() => document.querySelectorAll('#view .dash-chart .chart')[0].data"
+        f".find((d) => d.name === {kept!r}).line.dash"
+    )
+    assert dash == "dash"
+    assert kept in page.inner_text(".dash-bar")
+    page.click(".dash-kept button")  # unkeep
+    page.wait_for_selector(".dash-kept", state="detached")

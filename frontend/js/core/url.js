@@ -13,6 +13,12 @@ export const LEGACY_VIEW_KEYS = {
   hover: { type: 'int', min: -1, max: 4096 },
 };
 
+/** View keys every lab has (the catalog entry lists them too): the page handles them itself. */
+export const GENERIC_VIEW_KEYS = ['present', 'blank', 'scrub', 'hover'];
+
+/** The lab's own view keys (layer, head, arm, channel...): those the URL and the store carry. */
+export const labViewKeys = (keys) => Object.fromEntries(Object.entries(keys || {}).filter(([k]) => !GENERIC_VIEW_KEYS.includes(k)));
+
 let viewKeys = LEGACY_VIEW_KEYS;
 let reserved = new Set([...BASE, ...Object.keys(viewKeys)]);
 
@@ -49,8 +55,8 @@ export function readUrl(schema) {
     if (reserved.has(k) || !(k in props)) continue;
     params[k] = parseValue(v, props[k]);
   }
-  const state = {}; // the declared view keys the URL sets, parsed
-  for (const [k, spec] of Object.entries(viewKeys)) {
+  const state = {}; // the lab's view keys the URL sets, parsed
+  for (const [k, spec] of Object.entries(labViewKeys(viewKeys))) {
     if (!q.has(k)) continue;
     const v = parseViewValue(q.get(k), spec);
     if (v !== undefined) state[k] = v;
