@@ -49,6 +49,10 @@ def test_five_variants_learn_side_by_side(live_server, page):
         "() => document.querySelector('.dash-chart .chart').data.map((tr) => tr.name)"
     )
     assert curves[:5] == LABELS  # a loss curve per arm
+    page.wait_for_function(  # loss against cache size: a point per arm, at the config's bytes
+        "() => { const d = document.querySelector('.av-trade .chart').data;"
+        " return d && d[0].x.join() === '1024,512,256,512,192'; }"
+    )
     screenshot(page, "attention-variants-en")
 
     # RoPE inside MLA's compressed path: a rebuild, and the two score forms stop agreeing.

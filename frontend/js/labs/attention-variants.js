@@ -9,7 +9,7 @@ import { setText } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
-import { COLORS, fmt } from '../components/plot.js';
+import { baseLayout, COLORS, CONFIG, fmt, whenPlotly } from '../components/plot.js';
 
 addStrings({
   en: {
@@ -33,6 +33,10 @@ addStrings({
     'av.mla_kept': '{layers} layers × ({dc} + {dr})',
     'av.equal': '=',
     'av.differ': '≠',
+    'av.trade': 'Loss against cache size, now',
+    'av.trade_hint': 'Each arm at this step: the KV cache it keeps per token (config) and its training loss. Lower left is better.',
+    'av.trade_x': 'KV-cache bytes per token',
+    'av.trade_y': 'loss',
     'av.mla': 'MLA: absorbed vs explicit scores',
     'av.mla_hint': 'Explicit: rebuild every key from the cached latent, k = W_uk·c, then q·k. Absorbed: fold W_uk into the query once, (W_ukᵀq)·c, and never rebuild K. With RoPE only in the decoupled part they are the same number; RoPE inside the compressed path rotates each rebuilt key by its position, and W_uk can no longer be folded.',
     'av.mla_diff': 'largest |explicit − absorbed|',
@@ -71,6 +75,10 @@ addStrings({
     'av.mla_kept': '{layers} 层 × ({dc} + {dr})',
     'av.equal': '=',
     'av.differ': '≠',
+    'av.trade': '此刻的损失与缓存大小',
+    'av.trade_hint': '每一组在这一步：每个 token 的 KV 缓存（配置算出）和训练损失。越靠左下越好。',
+    'av.trade_x': '每 token 的 KV 缓存字节',
+    'av.trade_y': '损失',
     'av.mla': 'MLA：吸收形式与显式形式的注意力分数',
     'av.mla_hint': '显式：用缓存的潜向量重建每个键 k = W_uk·c，再算 q·k。吸收：把 W_uk 一次性并进查询 (W_ukᵀq)·c，永远不重建 K。RoPE 只在解耦部分时两者是同一个数；RoPE 放进压缩路径后，每个重建出的键按位置旋转，W_uk 就并不进去了。',
     'av.mla_diff': '最大 |显式 − 吸收|',
@@ -95,6 +103,7 @@ export const lazyPlotly = true; // the tables and maps are DOM and canvas; curve
 
 // A relative difference below this is rounding (float32 scores agree to ~1e-7 of their size).
 const AGREE = 1e-4;
+const TRADE_MS = 400;
 
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
@@ -129,6 +138,35 @@ export default function mount(root, ctx) {
   const tbody = el('tbody');
   table.append(thead, tbody);
   pCache.body.append(example, table);
+
+  // -- loss vs cache size -----------------------------------------------------------------
+  const pTrade = panel(after, 'av.trade', { hint: 'av.trade_hint' });
+  pTrade.el.classList.add('av-trade');
+  let tradeAt = 0;
+  let tradeTimer = null;
+  function drawTrade() {
+    if (!last) return;
+    const now = performance.now();
+    if (now - tradeAt < TRADE_MS) { // plotly redraws cost ~10 ms: a few times a second is plenty
+      clearTimeout(tradeTimer);
+      tradeTimer = setTimeout(drawTrade, TRADE_MS);
+      return;
+    }
+    tradeAt = now;
+    const arms = last.meta.arms;
+    const loss = arms.map((_, i) => last.scalars[`arm.${i}.loss`]);
+    const data = [{
+      type: 'scatter', mode: 'markers+text', textposition: 'top center',
+      x: arms.map((a) => a.config_bytes_per_token), y: loss, text: arms.map((a) => a.label),
+      marker: { size: 12, color: arms.map((_, i) => COLORS[i % COLORS.length]) },
+      hovertemplate: '%{text}: %{x} B, loss %{y:.3g}<extra></extra>',
+    }];
+    const layout = baseLayout({
+      xaxis: { title: { text: t('av.trade_x') }, type: 'log' },
+      yaxis: { title: { text: t('av.trade_y') }, type: 'log', exponentformat: 'power' },
+    });
+    whenPlotly((P) => P.react(pTrade.chart, data, layout, CONFIG));
+  }
 
   // -- MLA check --------------------------------------------------------------------------
   const pMla = panel(after, 'av.mla', { chart: false, hint: 'av.mla_hint' });
@@ -247,6 +285,7 @@ export default function mount(root, ctx) {
   function draw() {
     if (!last) return;
     drawTable();
+    drawTrade();
     drawMla();
     drawMaps();
   }
@@ -276,7 +315,8 @@ export default function mount(root, ctx) {
     reset() { dash.reset(); },
     relabel() {
       dash.relabel();
-      for (const p of [pCache, pMla, pMaps]) p.relabel();
+      for (const p of [pCache, pTrade, pMla, pMaps]) p.relabel();
+      tradeAt = 0;
       maps.relabel();
       draw();
     },
