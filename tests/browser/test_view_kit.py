@@ -220,3 +220,20 @@ def test_keep_this_run_in_a_real_lab_survives_a_reload(live_server, page):
     assert kept in page.inner_text(".dash-bar")
     page.click(".dash-kept button")  # unkeep
     page.wait_for_selector(".dash-kept", state="detached")
+
+
+def test_a_labs_view_keys_live_in_the_url(live_server, page):
+    """gpt declares layer and head (its catalog entry's view_keys): a link naming them opens
+    that map enlarged; enlarging another writes it to the URL; closing clears it."""
+    page.goto(f"{live_server}/lab.html?lab=gpt&lang=en&layer=1&head=2")
+    page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
+    page.wait_for_selector(".mg-zoom:not([hidden])")
+    assert page.inner_text(".mg-zoom b").startswith("Layer 1 · head 2")
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !location.search.includes('layer=')")
+    box = page.locator(".attn-main").bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 60)  # layer 0, head 0
+    page.wait_for_function(
+        "() => location.search.includes('layer=0') && location.search.includes('head=0')"
+    )
+    assert page.inner_text(".mg-zoom b").startswith("Layer 0 · head 0")
