@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.browser
 
 READY = "() => window.shaomai && window.shaomai.store.get('role') === 'driver'"
 FRAME = "() => document.querySelector('#view').dataset.step !== undefined"
@@ -23,6 +23,7 @@ def table(page) -> dict[str, dict[str, str]]:
     )
 
 
+@pytest.mark.slow  # trains five arms until every one has solved the task
 def test_five_variants_learn_side_by_side(live_server, page):
     page.goto(f"{live_server}/lab.html?lab=attention-variants&lang=en")
     page.wait_for_function(READY)
@@ -30,7 +31,13 @@ def test_five_variants_learn_side_by_side(live_server, page):
     rows = table(page)
     assert list(rows) == LABELS
     config = {k: v["config"] for k, v in rows.items()}
-    assert config == {"MHA": "1 KiB", "GQA": "512 B", "MQA": "256 B", "CLA": "512 B", "MLA": "192 B"}
+    assert config == {
+        "MHA": "1 KiB",
+        "GQA": "512 B",
+        "MQA": "256 B",
+        "CLA": "512 B",
+        "MLA": "192 B",
+    }
     assert all(v["measured"] == f"= {v['config']}" for v in rows.values())
     assert page.get_attribute(".av-mla", "data-agree") == "true"
     assert "agree (rounding)" in page.inner_text(".av-mla")
@@ -74,6 +81,20 @@ def test_attention_variants_in_chinese(live_server, page):
     page.wait_for_function("() => document.querySelector('#view').dataset.step === '10'")
     assert "每个 token 的 KV 缓存" in page.inner_text(".av-view")
     assert "一致（舍入误差）" in page.inner_text(".av-mla")
+    # Enlarge a map: the selection is view state (arm, map) in the store and the URL.
+    grid = page.locator(".av-view .mg-main")
+    box = grid.bounding_box()
+    grid.click(position={"x": box["width"] - 30, "y": box["height"] - 30})  # MLA, L1 H3
+    page.wait_for_selector(".av-view .mg-zoom:not([hidden])")
+    assert page.evaluate(
+        "() => [window.shaomai.store.get('arm'), window.shaomai.store.get('map')]"
+    ) == [4, 7]
+    page.wait_for_function(
+        "() => location.search.includes('arm=4') && location.search.includes('map=7')"
+    )
+    assert page.inner_text(".av-view .mg-zoom b").startswith("MLA · 层1 头3")
+    screenshot(page, "attention-variants-zh-zoom")
+    page.keyboard.press("Escape")
     screenshot(page, "attention-variants-zh")
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(300)
