@@ -234,11 +234,11 @@ class TrainingLab(Lab):
         else:
             out = None
         scalars.update(self.arm_scalars(arm, batch, out))
-        if batch is not None and self.stream_grad_norms:
-            for label, g in zip(arm.stages, arm.grad_norms, strict=True):
-                scalars[f"grad_norm.{label[0]}"] = g
         if self.eval_due(arm, scalars):
             scalars.update(self.evaluate(arm))
+        if batch is not None and self.stream_grad_norms:  # last: the page reads the first few
+            for label, g in zip(arm.stages, arm.grad_norms, strict=True):
+                scalars[f"grad_norm.{label[0]}"] = g
         loss_now = scalars.get("loss")
         if loss_now is not None and not math.isfinite(loss_now):
             arm.diverged = True
