@@ -180,9 +180,10 @@ class AttentionVariantsLab(TrainingLab):
         self.task = make_task(p.task, seq_len=p.seq_len)
         self.cfgs = configs(p, self.task.vocab_size, self.task.x_len)
         g = torch.Generator().manual_seed(self.seed + 1_000_003)  # not the training stream
-        self.eval_x, self.eval_y, self.eval_mask = self.task.sample(N_EVAL, g)
+        dev = self.device
+        self.eval_x, self.eval_y, self.eval_mask = (t.to(dev) for t in self.task.sample(N_EVAL, g))
         ex = self.task.example()
-        self.ex_x = torch.tensor([ex.x])  # [1, T]
+        self.ex_x = torch.tensor([ex.x], device=dev)  # [1, T]
         self.ex_mask = ex.mask
         self.ex_meta = {"tokens": ex.x_tokens, "targets": ex.y_tokens, "graded": ex.mask}
         first = ex.mask.index(True)  # the prompt: up to and with the first graded position
@@ -238,7 +239,7 @@ class AttentionVariantsLab(TrainingLab):
     def evaluate(self, arm: Arm) -> dict[str, float]:
         arm.model.eval()
         try:
-            logits = arm.model(self.eval_x.to(self.device))
+            logits = arm.model(self.eval_x)
         finally:
             arm.model.train()
         acc, seq_acc = score(logits, self.eval_y, self.eval_mask)
