@@ -24,7 +24,7 @@ VALID: list[dict[str, Any]] = [
     {"type": "infer", "input": {"x": 1.5}},
     {"type": "subscribe", "tensors": ["grad"], "max_fps": 10},
     {"type": "subscribe", "tensors": "*"},
-    {"type": "view", "state": {"layer": 1, "hover": 2}},
+    {"type": "view", "state": {"hover": 2}},
     {"type": "share"},
     {"type": "open", "lab": LAB},
     {"type": "join", "session": "abc", "token": "def"},

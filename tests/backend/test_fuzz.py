@@ -47,7 +47,7 @@ VALID: list[dict[str, Any]] = [
     {"type": "infer", "input": {"x": 1.5}},
     {"type": "subscribe", "tensors": ["grad"], "max_fps": 10},
     {"type": "subscribe", "tensors": "*"},
-    {"type": "view", "state": {"layer": 1, "hover": 2, "present": True}},
+    {"type": "view", "state": {"hover": 2, "present": True}},
     {"type": "share"},
     {"type": "save", "name": "fuzz"},
     {"type": "open", "lab": LAB, "params": {}, "seed": 1},
