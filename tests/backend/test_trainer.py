@@ -301,3 +301,15 @@ def test_declared_input_is_refused_with_the_fields_path_and_its_key():
         validate_input(Knob, {"layer": 1, "value": 11})
     assert keyed.value.key == "toy.err_range" and keyed.value.values == {"limit": "10"}
     assert str(keyed.value) == "value past 10"
+
+
+def test_a_fork_keeps_which_arms_have_diverged():
+    lab = toy(lrs=[0.05, 50.0], seeds=[0, 1])
+    for _ in range(30):
+        lab.step(False)
+    assert [a.diverged for a in lab.arm_list] == [False, True]
+    fork = toy(lrs=[0.05, 50.0], seeds=[0, 1])
+    fork.load_state_dict(copy.deepcopy(lab.state_dict()))
+    assert [a.diverged for a in fork.arm_list] == [False, True]
+    a, b = lab.step(False).scalars, fork.step(False).scalars
+    assert a.keys() == b.keys() and a["loss"] == b["loss"] and b["arm.1.diverged"] == 1.0
