@@ -5,6 +5,7 @@
   "blocks.{i}", "unembed" (final norm + unembedding; a tied unembedding's matrix is
   counted once, under "embed");
 - MLP (models.mlp, also the digits classifier, which is an MLP): "layers.{i}", "out";
+- CNN (models.cnn): "convs.{i}" (each conv block), "out";
 - anything else: one stage per top-level child module that has parameters.
 A lab finds its stages once (walking the module tree every step costs ~0.5 ms) and calls
 `stage_grad_norms` each step.
@@ -21,6 +22,7 @@ Stages = list[tuple[str, list[nn.Parameter]]]
 
 
 def grad_stages(model: nn.Module) -> Stages:
+    from models.cnn import CNN
     from models.mlp import MLP
     from models.transformer.model import Transformer
 
@@ -32,6 +34,9 @@ def grad_stages(model: nn.Module) -> Stages:
             (f"layers.{i}" if i < len(model.layers) else "out", list(lin.parameters()))
             for i, lin in enumerate(linears)
         ]
+    if isinstance(model, CNN):
+        convs = [(f"convs.{i}", list(b.parameters())) for i, b in enumerate(model.convs)]
+        return [*convs, ("out", list(model.out.parameters()))]
     return [
         (name, list(child.parameters()))
         for name, child in model.named_children()
