@@ -3,7 +3,8 @@
 `gpt-nano` is today's gpt-lab model. The others are *shapes* of real models: their facts
 (`param_count()`, `kv_bytes_per_token()`) are asked of the config, and nothing here builds
 their weights (a 0.6B model would take 2.4 GB of float32 to no purpose). Checkpoint key maps
-for loading real weights sit beside their loaders (a later issue), named by preset.
+for loading real weights sit beside their loaders in `models/real/` (SmolLM2's GGUF loads
+into this `llama-smollm2` shape).
 """
 
 from __future__ import annotations

@@ -64,6 +64,9 @@ def test_chat_answer_names_paris(loaded):
     assert ids[0] == 1 and tok.id_to_token(1) == "<|im_start|>"
     info = smollm2_info()
     assert tok.id_to_token(info.eos_id) == "<|im_end|>"
+    # llama.cpp's 'smollm' pre-tokenizer (as SmolLM2's tokenizer.json): digits one by one
+    assert tok.encode("in 2024").tokens == ["in", "Ġ", "2", "0", "2", "4"]
+    assert tok.decode(tok.encode("naïve café, 3.14").ids) == "naïve café, 3.14"
     new = generate(model, ids, 12, temperature=0)
     assert "Paris" in tok.decode(new)
 
