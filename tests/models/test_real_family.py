@@ -15,7 +15,7 @@ import torch
 
 from models.hooks import capture
 from models.real._build import build
-from models.real._once import once_per_process
+from models.real._once import model_lock, once_per_process
 from models.real.smollm2 import permute_qk, unpermute_qk
 from models.transformer import Transformer, TransformerConfig
 
@@ -184,3 +184,29 @@ def test_once_per_process_loads_once_across_threads():
     assert load("y") is not got[0]
     load.cache_clear()
     assert load("x") is not got[0] and calls == ["x", "y", "x"]
+
+
+def test_model_lock_keeps_concurrent_captures_apart():
+    torch.manual_seed(3)
+    model = Transformer(LLAMAISH).eval()
+    inputs = [torch.randint(0, 20, (1, 5 + i)) for i in range(4)]
+    with torch.no_grad():
+        want = [model(x) for x in inputs]
+    results: dict[int, tuple] = {}
+
+    def session(i: int) -> None:
+        for _ in range(5):
+            with model_lock(model), capture(model, "blocks.*.attn.hook_pattern") as store:
+                out = model(inputs[i])
+            results[i] = (out, store["blocks.1.attn.hook_pattern"].shape)
+
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, (out, shape) in results.items():
+        assert torch.allclose(out, want[i], atol=1e-6)
+        assert shape == (1, 6, 5 + i, 5 + i)
+    assert model_lock(model) is model_lock(model)
+    assert model_lock(model) is not model_lock(Transformer(LLAMAISH))
