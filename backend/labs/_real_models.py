@@ -13,6 +13,7 @@ forward is short (a sentence, one generated token), so sessions interleave token
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -75,9 +76,11 @@ def _smollm2(wrong: bool = False) -> Shared:
     # The wrong layout shares every weight with the right one but the fused Q/K/V rows.
     model, tokenizer = smollm2.load_smollm2(undo_permutation=not wrong)
     name = "smollm2-wrong" if wrong else "smollm2"
+    # Read once with the model (parsing the GGUF's header takes seconds: not at open).
     return Shared(name, model, tokenizer, facts=smollm2_quant_facts())
 
 
+@functools.cache
 def smollm2_quant_facts() -> dict[str, Any]:
     """How the shipped GGUF stores its weights: numbers per quantisation type, read from
     the file's tensor table (the page says "4-bit" from this, not from a constant)."""

@@ -99,7 +99,7 @@ export default function mount(root, ctx) {
   const modelEl = el('div');
   pModel.body.append(modelEl);
   const model = mapGrid(modelEl, {
-    maxCell: 90, minCell: 26,
+    maxCell: 90, minCell: 16,
     onHover: (h) => store.set('hoverToken', h ? h.row : null),
     onSelect: (h) => { if (h) { store.set('layer', h.group); store.set('head', h.map); } },
     tip: (h) => `L${h.group} H${h.map} · ${tokenOf(h.row)} → ${tokenOf(h.col)} · ${pct(h.value)}`,
@@ -305,16 +305,18 @@ export default function mount(root, ctx) {
   area.value = ctx.params().text || '';
   store.on('role', (r) => { const ro = r !== 'driver'; area.readOnly = ro; pairBox.disabled = ro; form.querySelector('button').disabled = ro; });
 
+  function onFrame(f) {
+    if (!f.tensors['blocks.0.attn.hook_pattern']) return;
+    const changed = !last || last.meta.tokens.join('\u0000') !== f.meta.tokens.join('\u0000');
+    last = f;
+    if (changed) toPicked = -1;
+    drawAll();
+    root.dataset.tokens = String(f.meta.tokens.length); // for tests
+  }
+
   return {
-    frame(f) {
-      if (!f.tensors['blocks.0.attn.hook_pattern']) return;
-      const changed = !last || last.meta.tokens.join('\u0000') !== f.meta.tokens.join('\u0000');
-      last = f;
-      if (changed) toPicked = -1;
-      drawAll();
-      root.dataset.tokens = String(f.meta.tokens.length); // for tests
-    },
-    infer(f) { this.frame(f); },
+    frame: onFrame,
+    infer: onFrame,
     params(p) { if (document.activeElement !== area) area.value = p.text; pairBox.checked = !!p.pair; },
     reset() {},
     relabel() {
