@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from backend.admission import SessionError
-
 GENERIC: dict[str, dict[str, Any]] = {
     "present": {"type": "bool"},  # presenter mode
     "blank": {"type": "bool"},  # the projector blanked
@@ -88,6 +86,9 @@ def _problem(spec: dict[str, Any], value: Any, params) -> str | None:
 
 
 def _refuse(name: str, value: Any, problem: str, key: str) -> None:
+    # Imported here: admission imports the labs, whose base imports this module.
+    from backend.admission import SessionError
+
     field = f"view.state.{name}"
     raise SessionError(
         "bad_message", f"{field}: {problem}", field, key, {"key": name, "value": str(value)}

@@ -277,9 +277,16 @@ class PositionalEncodingLab(Lab):
         return 20.0, None
 
     def state_dict(self) -> dict:
-        return {"model": self.model.state_dict(), "opt": self.opt.state_dict(), "n": self.n_steps}
+        return {
+            "model": self.model.state_dict(),
+            "opt": self.opt.state_dict(),
+            "n": self.n_steps,
+            "gen": self.gen.get_state(),  # a fork goes on with the same batches
+        }
 
     def load_state_dict(self, state: dict) -> None:
         self.model.load_state_dict(state["model"])
         self.opt.load_state_dict(state["opt"])
         self.n_steps = int(state["n"])
+        if "gen" in state:  # runs saved before it was kept
+            self.gen.set_state(state["gen"])

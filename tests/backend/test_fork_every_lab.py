@@ -22,13 +22,7 @@ SEED = 3
 
 load_all()
 TRAINING = sorted(lab_id for lab_id, cls in REGISTRY.items() if cls.trains)
-# Labs not on the trainer yet whose state_dict misses a generator (the lead's to fix):
-# positional-encoding's batch generator `self.gen` is not in its state_dict.
-KNOWN = {"positional-encoding": "its batch generator is not in its state_dict"}
-CASES = [
-    pytest.param(i, marks=pytest.mark.xfail(reason=KNOWN[i], strict=True)) if i in KNOWN else i
-    for i in TRAINING
-]
+CASES = TRAINING
 
 
 def _new(lab_id: str):
