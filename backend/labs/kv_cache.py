@@ -191,7 +191,7 @@ class KVCacheLab(Lab):
         for cfg in shapes(p).values():
             mini = miniature(cfg)
             total += mini.param_count() * 4
-            total += mini.kv_bytes_per_token(4) * mini.n_ctx * p.decode_batch
+            total += mini.kv_cache_bytes(mini.n_ctx, p.decode_batch, 4)
         return total / 2**20 + 1.0, "n_layers"
 
     def max_steps(self) -> int:
@@ -218,10 +218,10 @@ class KVCacheLab(Lab):
                 "n_kv_heads": cfg.n_kv_heads if cfg.attention != "mla" else None,
                 "numbers_per_layer": cfg.kv_cache_numbers_per_token_per_layer(),
                 "bytes_per_token": per_token,
-                "per_sequence": per_token * p.length,
-                "batch_total": per_token * p.length * p.batch,
-                "full_context": per_token * cfg.n_ctx,
-                "article": per_token * ARTICLE[0] * ARTICLE[1],
+                "per_sequence": cfg.kv_cache_bytes(p.length, 1, self.dtype),
+                "batch_total": cfg.kv_cache_bytes(p.length, p.batch, self.dtype),
+                "full_context": cfg.kv_cache_bytes(cfg.n_ctx, 1, self.dtype),
+                "article": cfg.kv_cache_bytes(ARTICLE[1], ARTICLE[0], self.dtype),
                 "vs_gqa": per_token / gqa,
             }
         return out

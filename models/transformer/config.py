@@ -223,6 +223,12 @@ class TransformerConfig:
         size = dtype if isinstance(dtype, int) else dtype.itemsize
         return self.n_kv_layers * self.kv_cache_numbers_per_token_per_layer() * size
 
+    def kv_cache_bytes(
+        self, tokens: int, batch: int = 1, dtype: torch.dtype | int = torch.float32
+    ) -> int:
+        """Bytes of a whole KV cache: `batch` sequences of `tokens` tokens each."""
+        return self.kv_bytes_per_token(dtype) * tokens * batch
+
     def flops_per_token(self, context: int, memory: int = 0) -> int:
         """Forward FLOPs (multiply-adds × 2) for one token attending to `context` keys
         (itself included) and, with cross-attention, to `memory` encoder positions.

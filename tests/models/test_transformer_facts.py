@@ -30,11 +30,12 @@ def test_qwen3_kv_cache_bytes_per_token_as_gqa_mha_mqa_and_mla():
 
 def test_qwen3_cache_sizes_at_length_and_batch():
     qwen = PRESETS["qwen3-0.6b"]
-    per_token = qwen.kv_bytes_per_token(torch.bfloat16)
-    assert per_token * 40_960 / GiB == 4.375
-    assert round(per_token * 50 * 1000 / GiB, 2) == 5.34  # the article's batch
-    mha = qwen.replace(n_kv_heads=16).kv_bytes_per_token(torch.bfloat16)
-    assert mha * 50 * 1000 == 2 * per_token * 50 * 1000  # double with MHA
+    bf16 = torch.bfloat16
+    assert qwen.kv_cache_bytes(40_960, 1, bf16) / GiB == 4.375
+    article = qwen.kv_cache_bytes(1000, 50, bf16)  # the article's batch: 50 × 1,000 tokens
+    assert round(article / GiB, 2) == 5.34
+    mha = qwen.replace(n_kv_heads=16)
+    assert mha.kv_cache_bytes(1000, 50, bf16) == 2 * article  # double with MHA
 
 
 def test_smollm2_shape():
