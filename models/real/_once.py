@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import weakref
 from collections.abc import Callable
@@ -17,10 +18,13 @@ def once_per_process(fn: Callable[..., T]) -> Callable[..., T]:
     threads load, then keep one). `fn.cache_clear()` forgets everything (tests)."""
     results: dict[tuple, T] = {}
     lock = threading.Lock()
+    signature = inspect.signature(fn)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        key = (args, tuple(sorted(kwargs.items())))
+        bound = signature.bind(*args, **kwargs)  # f(), f(True) and f(x=True): one key
+        bound.apply_defaults()
+        key = tuple(bound.arguments.items())
         with lock:
             if key not in results:
                 results[key] = fn(*args, **kwargs)

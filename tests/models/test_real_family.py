@@ -182,6 +182,7 @@ def test_once_per_process_loads_once_across_threads():
         t.join()
     assert calls == ["x"] and all(g is got[0] for g in got)
     assert load("y") is not got[0]
+    assert load(name="x") is got[0]  # one key however the arguments are spelled
     load.cache_clear()
     assert load("x") is not got[0] and calls == ["x", "y", "x"]
 

@@ -141,3 +141,59 @@ def test_find_folders(pair, monkeypatch):
     assert folder in find_qwen3_folders()
     monkeypatch.delenv("SHAOMAI_MODELS_DIR")
     assert find_qwen3_folders() == []
+
+
+# Qwen3-0.6B's config.json as published (transformers 4.51 format), no weights needed.
+QWEN3_0_6B = {
+    "architectures": ["Qwen3ForCausalLM"],
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "bos_token_id": 151643,
+    "eos_token_id": 151645,
+    "head_dim": 128,
+    "hidden_act": "silu",
+    "hidden_size": 1024,
+    "initializer_range": 0.02,
+    "intermediate_size": 3072,
+    "max_position_embeddings": 40960,
+    "max_window_layers": 28,
+    "model_type": "qwen3",
+    "num_attention_heads": 16,
+    "num_hidden_layers": 28,
+    "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-06,
+    "rope_scaling": None,
+    "rope_theta": 1000000,
+    "sliding_window": None,
+    "tie_word_embeddings": True,
+    "torch_dtype": "bfloat16",
+    "use_cache": True,
+    "use_sliding_window": False,
+    "vocab_size": 151936,
+}
+
+
+def test_the_real_qwen3_config_is_the_preset():
+    from models.transformer import preset
+
+    cfg = qwen3_config(QWEN3_0_6B)
+    assert cfg == preset("qwen3-0.6b")
+    assert cfg.param_count() == 596_049_920
+    assert cfg.kv_bytes_per_token(torch.bfloat16) == 112 * 1024
+    v5 = {k: v for k, v in QWEN3_0_6B.items() if k not in ("rope_theta", "rope_scaling")}
+    v5["rope_parameters"] = {"rope_type": "default", "rope_theta": 1_000_000.0}
+    assert qwen3_config(v5) == cfg  # transformers 5 writes θ under rope_parameters
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"model_type": "llama"},
+        {"attention_bias": True},
+        {"use_sliding_window": True},
+        {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}},
+    ],
+)
+def test_unsupported_checkpoints_are_refused(change):
+    with pytest.raises(ValueError):
+        qwen3_config({**QWEN3_0_6B, **change})
