@@ -5,7 +5,7 @@ A model is loaded on its first use (the first frame of `real-bert`, the first ge
 `Shared` object, so a second session costs no second copy (`LOADS` counts the loads; the
 tests hold it at one). The weights are never written after loading.
 
-Forward passes on a shared model take its lock. Hook points (`models.hooks.capture`) are
+Forward passes on a shared model take its lock (`models.real.model_lock`). Hook points (`models.hooks.capture`) are
 attributes of the model's own modules, so two sessions capturing on two worker threads at
 once would read each other's tensors; one forward at a time keeps each capture its own. A
 forward is short (a sentence, one generated token), so sessions interleave token by token.
@@ -33,8 +33,13 @@ class Shared:
     name: str
     model: Any
     tokenizer: Any
-    lock: threading.Lock = field(default_factory=threading.Lock)
     facts: dict[str, Any] = field(default_factory=dict)
+    lock: Any = None  # models.real.model_lock(model): the one lock every user of it holds
+
+    def __post_init__(self) -> None:
+        from models.real import model_lock
+
+        self.lock = model_lock(self.model)
 
     @property
     def weight_bytes(self) -> int:

@@ -27,7 +27,6 @@ from backend.labs._real_llm_gen import N_TOP, generate
 from backend.labs._real_models import Shared, loaded, shared
 from backend.labs.base import Frame, Lab, LabError, LabInput, LabParams, TensorOut, param
 from models.generate import sampling_probs
-from models.real.smollm2 import chat_prompt
 from models.transformer import preset
 
 SHAPE = preset("llama-smollm2")  # the config facts, known before any weight is loaded
@@ -172,6 +171,8 @@ class RealLLMLab(Lab):
     def answer(self, inp: Generate) -> Iterator[Frame]:
         sh = shared(self.model_name)  # loaded on first use, once per process
         tk = sh.tokenizer
+        from models.real.smollm2 import chat_prompt  # imports gguf: not at app start
+
         # An instruction goes through the model's own chat template (from the GGUF).
         text = chat_prompt([{"role": "user", "content": inp.prompt}]) if inp.chat else inp.prompt
         prompt = tk.encode(text).ids

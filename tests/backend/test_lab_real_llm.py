@@ -108,6 +108,18 @@ def test_a_second_session_costs_no_second_copy_and_the_wrong_layout_babbles(clie
         assert _real_models.LOADS["smollm2"] == 1
         weights = fb[-1]["header"]["meta"]["weights_mb"]
         assert weights > 500 and grown < 0.1 * weights  # measured: the second session adds MBs
+        # Both sessions at once on the one model: each capture stays its own (the lock).
+        prompts = {a: EXAMPLE, b: "Name a colour."}
+        for ws, prompt in prompts.items():
+            send(ws, {"type": "infer", "input": {"prompt": prompt, "max_new": 4}})
+        for ws in prompts:
+            for _ in range(4):
+                msg, _ = recv_until(ws, lambda m: m["type"] in ("frame", "error"))
+                assert msg["type"] == "frame", msg  # not an error from mixed-up captures
+                m = msg["header"]["meta"]
+                assert msg["tensors"]["new_token_attention"].shape == (30, 9, m["cache_rows"])
+                if m["last"]:
+                    break
         # The Q/K rows as llama.cpp stores them, under rotate-half RoPE: the layout mismatch.
         send(b, {"type": "set", "params": {"qk_layout": "as_stored"}})
         recv_until(b, lambda m: m["type"] == "params")
