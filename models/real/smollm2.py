@@ -62,6 +62,7 @@ class GGUFModel:
     eos_id: int
     name: str
     quantization: dict[str, int]  # tensor type name -> how many tensors
+    numbers: dict[str, int]  # tensor type name -> how many numbers (weights) stored so
 
 
 def unpermute_qk(w: Tensor, n_heads: int) -> Tensor:
@@ -163,8 +164,10 @@ def read_gguf(path: str, n_ctx: int | None = None) -> GGUFModel:
     reader = GGUFReader(path)
     cfg = gguf_config(reader, n_ctx)
     counts: dict[str, int] = {}
+    numbers: dict[str, int] = {}
     for t in reader.tensors:
         counts[t.tensor_type.name] = counts.get(t.tensor_type.name, 0) + 1
+        numbers[t.tensor_type.name] = numbers.get(t.tensor_type.name, 0) + int(t.n_elements)
     out = GGUFModel(
         cfg=cfg,
         tensors=_dequantized(reader),
@@ -174,6 +177,7 @@ def read_gguf(path: str, n_ctx: int | None = None) -> GGUFModel:
         eos_id=int(_field(reader, "tokenizer.ggml.eos_token_id", 2)),
         name=_field(reader, "general.name", Path(path).stem),
         quantization=counts,
+        numbers=numbers,
     )
     log.info("%s read and dequantized in %.1f s", Path(path).name, time.perf_counter() - start)
     return out
@@ -224,7 +228,8 @@ def load_smollm2(
 
 
 def smollm2_info() -> GGUFModel:
-    """The file's metadata (chat template, bos/eos ids, name, quantization counts)."""
+    """The file's metadata (chat template, bos/eos ids, name, quantization: tensors and
+    numbers per type). Read with the model: free once load_smollm2() has run."""
     return read_gguf(str(smollm2_path()))
 
 

@@ -93,7 +93,11 @@ def test_loaded_once_frozen_in_the_preset_shape(loaded):
     shape = preset("llama-smollm2")
     assert model.cfg.replace(norm_eps=shape.norm_eps) == shape
     assert sum(p.numel() for p in model.parameters()) == model.cfg.param_count() == 134_515_008
-    assert smollm2_info().quantization == {"Q4_1": 210, "Q8_0": 1, "F32": 61}
+    info = smollm2_info()
+    assert info.quantization == {"Q4_1": 210, "Q8_0": 1, "F32": 61}
+    assert sum(info.numbers.values()) == 134_515_008
+    assert info.numbers["Q8_0"] == 49_152 * 576  # the embedding (and tied head): 8-bit
+    assert info.numbers["F32"] == 61 * 576  # the norms
 
 
 def test_wrong_layout_changes_the_output_and_llama_cpp_rope_repairs_it(loaded):
