@@ -154,6 +154,8 @@ def encode(tokenizer: Tokenizer, sentences: list[str | tuple[str, str]] | str) -
     for B) with [CLS]/[SEP], truncated to 128 tokens, padded to the longest."""
     if isinstance(sentences, str):
         sentences = [sentences]
+    if not sentences:
+        raise ValueError("encode needs at least one sentence")
     encs = tokenizer.encode_batch(list(sentences))
     T = max(len(e.ids) for e in encs)
     B = len(encs)

@@ -69,6 +69,9 @@ def test_encode_pads_pairs_and_marks_unknowns(loaded):
     assert "[UNK]" in encode(tok, "你好 hello").tokens[0]
     long = encode(tok, "word " * 300)
     assert long.ids.shape[1] == MAX_TOKENS and long.truncated == [True]
+    assert encode(tok, "").tokens == [["[CLS]", "[SEP]"]]
+    with pytest.raises(ValueError):
+        encode(tok, [])
 
 
 def test_hidden_states_equal_bert(both):
