@@ -5,6 +5,7 @@
   "blocks.{i}", "unembed" (final norm + unembedding; a tied unembedding's matrix is
   counted once, under "embed");
 - MLP (models.mlp, also the digits classifier, which is an MLP): "layers.{i}", "out";
+- DeepStack (models.deep, plain or residual): "layers.{i}" (its linear and norm), "out";
 - CNN (models.cnn): "convs.{i}" (each conv block), "out";
 - anything else: one stage per top-level child module that has parameters.
 A lab finds its stages once (walking the module tree every step costs ~0.5 ms) and calls
@@ -23,11 +24,17 @@ Stages = list[tuple[str, list[nn.Parameter]]]
 
 def grad_stages(model: nn.Module) -> Stages:
     from models.cnn import CNN
+    from models.deep import DeepStack
     from models.mlp import MLP
     from models.transformer.model import Transformer
 
     if isinstance(model, Transformer):
         return _transformer_stages(model)
+    if isinstance(model, DeepStack):  # models.deep: "layers.{i}" (linear + norm), "out"
+        return [
+            *((f"layers.{i}", list(layer.parameters())) for i, layer in enumerate(model.layers)),
+            ("out", list(model.out.parameters())),
+        ]
     if isinstance(model, MLP):
         linears = model.linears()
         return [
