@@ -21,7 +21,9 @@ class Settings(BaseSettings):
 
     # Limits. Over a cap is an error (`busy`, `too_large`), never an out-of-memory.
     max_sessions: int = 64
-    max_sessions_per_ip: int = 40  # a whole classroom shares one NAT address
+    # Sessions a page opened itself, per address. A school NAT puts a class on one address:
+    # students' forks of a shared session are not counted here but per class (below).
+    max_sessions_per_ip: int = 40
     max_session_mb: float = 512.0  # estimated model + activations + timeline of one session
     max_message_bytes: int = 256 * 1024  # room for 200 KB of pasted text in a `set`
     max_steps_per_s: float = (
@@ -34,8 +36,19 @@ class Settings(BaseSettings):
     max_run_mb: float = 256.0  # one saved run (weights + frames + scalars)
     max_import_mb: float = 128.0  # one imported run export (JSON)
     messages_per_s: float = 50.0  # per connection, averaged; bursts up to 2 s worth
-    join_attempts_per_min: int = 30  # per address: a class joins once, a guesser is stopped
-    sessions_per_ip_per_min: int = 60  # new sessions per address per minute
+    # WRONG join codes per address per minute (right ones are not counted, so a class of
+    # hundreds behind one address joins at once); past it every lookup is refused a minute.
+    join_attempts_per_min: int = 30
+    sessions_per_ip_per_min: int = (
+        60  # new sessions per address per minute (forks of a class aside)
+    )
+    # Students' forks of one shared session: alive at once, and made per minute. The server's
+    # own cap (max_sessions) still bounds them all; raise it for a big class (docs/deploy.md).
+    max_forks_per_class: int = 400
+    class_forks_per_min: int = 600
+    # Every live session that moved is saved into its autosave slot this often (and when it is
+    # shared), so a server restart loses at most this much; 0 turns autosave off.
+    autosave_s: float = 180.0
     # A session with no connection is kept this long for a rejoin, then reaped.
     idle_grace_s: float = 300.0
     reap_interval_s: float = 10.0

@@ -12,19 +12,24 @@ from backend.sessions import Session
 from backend.store import RunStore, RunTooLarge, SavedRun, hash_token, pack_weights, unpack_weights
 
 
-async def save_session(store: RunStore, s: Session, name: str) -> str:
-    """Params, seed, every scalar, the (thinned) timeline, the weights and the kept runs,
-    in one transaction."""
+def default_name(lab: str, step: int) -> str:
+    """A run saved without a name (the catalog shows it in the page's language)."""
+    return f"{lab} · step {step}"
+
+
+async def snapshot_run(s: Session, name: str = "", *, autosave: bool = False) -> SavedRun:
+    """The session as a run: params, seed, every scalar, the (thinned) timeline, the
+    weights and the kept runs (for the store, or straight into an export file)."""
     tl = s.timeline
     scalars = list(zip(tl.scalar_steps, tl.scalar_values, strict=True))
     frames = list(zip(tl.frame_steps, tl.frames, strict=True))
     step = s.step
     state = await s.copy_state()
     weights = await asyncio.to_thread(pack_weights, state)
-    run = SavedRun(
+    return SavedRun(
         id="",
         lab=s.lab_cls.id,
-        name=name or f"{s.lab_cls.id} · step {step}",
+        name=name or default_name(s.lab_cls.id, step),
         params=s.params.model_dump(mode="json"),
         seed=s.seed,
         step=step,
@@ -34,7 +39,14 @@ async def save_session(store: RunStore, s: Session, name: str) -> str:
         weights=weights,
         token_hash=hash_token(s.token),
         kept=[protocol.dump(k) for k in s.kept],
+        session_hash=hash_token(s.id),
+        autosave=autosave,
     )
+
+
+async def save_session(store: RunStore, s: Session, name: str, *, autosave: bool = False) -> str:
+    """Save the session in one transaction; an autosave replaces the session's last one."""
+    run = await snapshot_run(s, name, autosave=autosave)
     try:
         return await asyncio.to_thread(store.save, run)
     except RunTooLarge as exc:

@@ -66,6 +66,16 @@ CREATE TABLE IF NOT EXISTS frames (
     PRIMARY KEY (run_id, seq)
 );
 """
+# Which live session each run was saved from, and its autosave slot. Made on every open, in
+# any schema version: an older app ignores the table, so no version bump.
+_SESSIONS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS run_sessions (
+    run_id       TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    session_hash TEXT NOT NULL,     -- sha256 hex of the id of the session it was saved from
+    autosave     INTEGER NOT NULL   -- 1: that session's autosave (one slot a session)
+);
+CREATE INDEX IF NOT EXISTS run_sessions_session ON run_sessions (session_hash);
+"""
 _SUMMARY_COLUMNS = (
     "id, lab, name, seed, step, created, scalar_steps, frames, frames_bytes, weights_bytes"
 )
@@ -97,6 +107,10 @@ class SavedRun:
     token_hash: str = field(repr=False)  # hash_token(driver token); "": nobody may delete it
     # Runs kept beside it, as the wire has them: {id, label, params, seed, rows: [[step, {}]]}
     kept: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    # hash_token(the id of the live session saved) ("" for an import), and whether this is
+    # that session's autosave (one slot a session: a new autosave replaces the last).
+    session_hash: str = field(default="", repr=False)
+    autosave: bool = False
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -227,11 +241,13 @@ class RunStore:
                 "BEGIN; ALTER TABLE runs ADD COLUMN kept TEXT NOT NULL DEFAULT '[]'; "
                 f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
             )
+        db.executescript(f"BEGIN; {_SESSIONS_SCHEMA} COMMIT;")
         n = db.execute("SELECT count(*) FROM runs").fetchone()[0]
         log.info("saved-runs store %s opened: %d runs", self.path, n)
 
     def save(self, run: SavedRun) -> str:
-        """Store a run in one transaction (all of it or nothing); returns its new id."""
+        """Store a run in one transaction (all of it or nothing); returns its new id. An
+        autosave replaces its session's last autosave in the same transaction."""
         check_run(run, self.max_run_bytes)
         run_id = secrets.token_urlsafe(9)
         scalars = json.dumps(scalars_to_columns(run.scalars), separators=(",", ":"))
@@ -255,14 +271,26 @@ class RunStore:
         )
         frames = [(run_id, i, int(step), bytes(data)) for i, (step, data) in enumerate(run.frames)]
         with self._lock, self._transaction():
+            if run.autosave and run.session_hash:
+                old = "SELECT run_id FROM run_sessions WHERE session_hash = ? AND autosave = 1"
+                for (old_id,) in self._db.execute(old, (run.session_hash,)).fetchall():
+                    self._db.execute("DELETE FROM frames WHERE run_id = ?", (old_id,))
+                    self._db.execute("DELETE FROM runs WHERE id = ?", (old_id,))
             self._db.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(row))})", row)
+            if run.session_hash:
+                self._db.execute(
+                    "INSERT INTO run_sessions VALUES (?, ?, ?)",
+                    (run_id, run.session_hash, int(bool(run.autosave))),
+                )
             self._db.executemany("INSERT INTO frames VALUES (?, ?, ?, ?)", frames)
         log.info("run %s saved: %s at step %d, %d frames", run_id, run.lab, run.step, len(frames))
         return run_id
 
     def list(self, lab: str | None = None, limit: int = 1000, offset: int = 0) -> list[dict]:
-        """Summaries (no blobs), newest first."""
-        where, args = ("WHERE lab = ?", [lab]) if lab else ("", [])
+        """Summaries (no blobs), newest first; runs saved by hand or imported (autosaves are
+        found by their session: `of_session`)."""
+        where = "WHERE id NOT IN (SELECT run_id FROM run_sessions WHERE autosave = 1)"
+        where, args = (f"{where} AND lab = ?", [lab]) if lab else (where, [])
         sql = f"SELECT {_SUMMARY_COLUMNS} FROM runs {where} ORDER BY created DESC LIMIT ? OFFSET ?"
         with self._lock:
             cur = self._db.execute(sql, [*args, limit, offset])
@@ -273,6 +301,35 @@ class RunStore:
             cur = self._db.execute(f"SELECT {_SUMMARY_COLUMNS} FROM runs WHERE id = ?", (run_id,))
             row = cur.fetchone()
             return None if row is None else _summary(cur.description, row)
+
+    def of_session(self, session_id: str, limit: int = 10) -> list[dict]:
+        """What was saved from the live session `session_id` (by hand, or its autosave),
+        newest first: summaries with `autosave` (bool). Only who knows the id can ask."""
+        sql = (
+            f"SELECT {_SUMMARY_COLUMNS}, autosave FROM runs JOIN run_sessions ON run_id = id"
+            " WHERE session_hash = ? ORDER BY created DESC LIMIT ?"
+        )
+        with self._lock:
+            cur = self._db.execute(sql, (hash_token(session_id), limit))
+            rows = [_summary(cur.description, row) for row in cur.fetchall()]
+        for r in rows:
+            r["autosave"] = bool(r["autosave"])
+        return rows
+
+    def rename(self, run_id: str, token: str, name: str) -> bool:
+        """Rename if `token` is the driver token that saved it; False if not (or no such run).
+        A renamed autosave becomes a run saved by hand (the next autosave leaves it)."""
+        if len(name) > MAX_NAME_CHARS:
+            raise ValueError(f"name: longer than {MAX_NAME_CHARS} characters")
+        with self._lock:
+            row = self._db.execute("SELECT token_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None or not row[0] or not hmac.compare_digest(row[0], hash_token(token)):
+                return False
+            with self._transaction():
+                self._db.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id))
+                self._db.execute("UPDATE run_sessions SET autosave = 0 WHERE run_id = ?", (run_id,))
+        log.info("run %s renamed", run_id)
+        return True
 
     def get(self, run_id: str) -> SavedRun | None:
         with self._lock, self._transaction("DEFERRED"):  # one snapshot: the row and its frames

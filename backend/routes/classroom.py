@@ -1,32 +1,174 @@
-"""Joining a class: /join/CODE (the link students open) and its QR code."""
+"""Joining a class: /join (a page with a code field), /join/CODE (the link students open)
+and its QR code.
+
+The join pages are plain HTML made here, in the reader's language (`?lang=`, else the
+browser's Accept-Language; zh or en), so a phone that types a code gets a page and a
+sentence, never `{"detail": ...}`; the QR route keeps its JSON problems (docs/protocol.md).
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import RedirectResponse, Response
+import json
+import re
+from functools import lru_cache
+from html import escape
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from backend.admission import SessionError
-from backend.classroom import normalize_code, qr_svg
+from backend.classroom import ALPHABET, CODE_LENGTH, normalize_code, qr_svg
 from backend.deps import SessionsDep, SettingsDep
 from backend.routes.problems import problem
 
 router = APIRouter(tags=["classroom"])
+I18N = Path(__file__).resolve().parents[2] / "frontend" / "i18n"
+CODE_SHAPE = re.compile(f"[{ALPHABET}]{{{CODE_LENGTH}}}")
+
+
+@lru_cache
+def _strings(lang: str) -> dict[str, str]:
+    return json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def reader_lang(request: Request, lang: str | None) -> str:
+    """zh or en: `?lang=` when given, else the first of them in Accept-Language by q."""
+    if lang in ("zh", "en"):
+        return lang
+    best, best_q = "en", -1.0
+    for part in request.headers.get("accept-language", "").split(",")[:20]:
+        tag, _, q = part.strip().partition(";q=")
+        tag = tag.strip().lower()[:2]
+        try:
+            weight = float(q) if q else 1.0
+        except ValueError:
+            continue
+        if tag in ("zh", "en") and weight > best_q:
+            best, best_q = tag, weight
+    return best
+
+
+def _ip(request: Request) -> str:
+    return request.client.host if request.client else "?"
 
 
 def _lookup(code: str, request: Request, sessions) -> str:
-    ip = request.client.host if request.client else "?"
     try:
-        return sessions.by_code(code, ip).lab_cls.id
+        return sessions.by_code(code, _ip(request)).lab_cls.id
     except SessionError as exc:
         status = 429 if exc.code == "busy" else 404
         raise HTTPException(status, str(exc)) from None
 
 
+_STYLE = """
+main.join { max-width: 28rem; margin: 2rem auto; padding: 0 1rem; }
+.join h1 { font-size: 1.8rem; margin: 0 0 0.5rem; }
+.join .problem { background: #fde7e5; color: #b3261e; border-radius: 8px; padding: 0.7rem 0.9rem;
+  font-weight: 600; }
+.join-form { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: stretch; }
+.join-form label { flex-basis: 100%; color: #5b6473; }
+.join-form input { flex: 1 1 9rem; min-width: 0; min-height: 48px; font-size: 1.6rem;
+  letter-spacing: 0.2em; text-transform: uppercase; font-family: ui-monospace, monospace;
+  padding: 0.2rem 0.6rem; border: 1px solid #dcd8cf; border-radius: 8px; }
+.join-form button { min-height: 48px; font-size: 1.2rem; }
+.join .other { margin-top: 1.5rem; display: flex; gap: 1.5rem; flex-wrap: wrap; }
+.join .other a { min-height: 44px; display: inline-flex; align-items: center; }
+"""
+
+
+def join_html(lang: str, code: str = "", problem_text: str = "") -> str:
+    """The page with the code field (and the sentence saying what went wrong, if anything)."""
+    s = _strings(lang)
+    other = "en" if lang == "zh" else "zh"
+    switch = "English" if lang == "zh" else "中文"
+    here = f"/join?lang={other}" + (f"&code={quote(code)}" if code else "")
+    problem_html = (
+        f'<p class="problem" role="alert">{escape(problem_text)}</p>' if problem_text else ""
+    )
+    return f"""<!doctype html>
+<html lang="{"zh-CN" if lang == "zh" else "en"}">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>{escape(s["joinpage.title"])} · {escape(s["app_name"])}</title>
+  <link rel="icon" href="/favicon.svg" type="image/svg+xml">
+  <link rel="stylesheet" href="/css/app.css">
+  <style>{_STYLE}</style>
+</head>
+<body class="join-page">
+  <header class="top"><a class="home" href="/?lang={lang}">{escape(s["app_name"])}</a></header>
+  <main class="join">
+    <h1>{escape(s["joinpage.title"])}</h1>
+    {problem_html}
+    <p>{escape(s["joinpage.prompt"])}</p>
+    <form class="join-form" action="/join" method="get">
+      <label for="join-code">{escape(s["joinpage.label"])}</label>
+      <input id="join-code" name="code" value="{escape(code)}" required maxlength="12"
+        autocomplete="off" autocapitalize="characters" spellcheck="false" inputmode="text"
+        placeholder="K7M2QX" autofocus>
+      <input type="hidden" name="lang" value="{lang}">
+      <button type="submit" class="primary">{escape(s["joinpage.submit"])}</button>
+    </form>
+    <p class="other"><a href="/?lang={lang}">{escape(s["joinpage.all_labs"])}</a>
+      <a href="{escape(here)}" lang="{other}">{switch}</a></p>
+  </main>
+</body>
+</html>
+"""
+
+
+def _page(lang: str, status: int, code: str = "", problem_text: str = "") -> HTMLResponse:
+    return HTMLResponse(join_html(lang, code, problem_text), status_code=status)
+
+
+def _join(code: str, request: Request, sessions, lang: str | None) -> Response:
+    """Redirect to the class, or the page again with a sentence (404 / 429 / 422)."""
+    reader = reader_lang(request, lang)
+    s = _strings(reader)
+    typed = code.strip()[:12]
+    norm = normalize_code(typed)
+    # Not a code at all: the page says so, with no lookup and no failed attempt counted.
+    if len(norm) != CODE_LENGTH:
+        return _page(reader, 422, typed, s["joinpage.bad_code"].replace("{code}", typed))
+    if not CODE_SHAPE.fullmatch(norm):  # a letter no code has (O, I, 0, 1...)
+        return _page(reader, 404, norm, s["joinpage.not_found"].replace("{code}", norm))
+    try:
+        lab = sessions.by_code(norm, _ip(request)).lab_cls.id
+    except SessionError as exc:
+        if exc.code == "busy":
+            return _page(reader, 429, norm, s["joinpage.busy"])
+        return _page(reader, 404, norm, s["joinpage.not_found"].replace("{code}", norm))
+    suffix = f"&lang={lang}" if lang in ("zh", "en") else ""
+    return RedirectResponse(f"/lab.html?lab={lab}&join={norm}{suffix}", status_code=303)
+
+
+LangQuery = Annotated[str | None, Query(max_length=8)]
+
+
+@router.get("/join", include_in_schema=False)
+@router.get("/join/", include_in_schema=False)
+def join_form(
+    request: Request,
+    sessions: SessionsDep,
+    code: Annotated[str | None, Query(max_length=64)] = None,
+    lang: LangQuery = None,
+) -> Response:
+    """The page to type a code on (the join card says "open the link and type the code")."""
+    if code is None or not code.strip():
+        return _page(reader_lang(request, lang), 200)
+    return _join(code, request, sessions, lang)
+
+
 @router.get("/join/{code}", include_in_schema=False)
-def join_page(code: str, request: Request, sessions: SessionsDep) -> RedirectResponse:
-    """The link in the QR code: opens the lab page as a viewer of the teacher's session."""
-    lab = _lookup(code, request, sessions)
-    return RedirectResponse(f"/lab.html?lab={lab}&join={normalize_code(code)}", status_code=303)
+def join_page(
+    code: str, request: Request, sessions: SessionsDep, lang: LangQuery = None
+) -> Response:
+    """The link in the QR code: opens the lab page as a viewer of the teacher's session; a
+    wrong or ended code answers the join page with a sentence in the reader's language."""
+    return _join(code, request, sessions, lang)
 
 
 @router.get(

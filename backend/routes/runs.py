@@ -1,4 +1,6 @@
-"""Saved runs over HTTP: list, summary, JSON export, import, delete (docs/deploy.md).
+"""Saved runs over HTTP: list, summary, JSON export, import, rename, delete, the latest
+save or autosave of a live session, and the export of a live session (docs/protocol.md,
+"Saved runs and autosave over HTTP").
 
 Saving a live session and reopening a saved one go through the websocket; these routes are
 the catalog of what is stored. The store's calls block (SQLite, torch.load), so routes are
@@ -14,14 +16,16 @@ import secrets
 import threading
 from typing import Annotated
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Body, Header, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field, ValidationError
 
-from backend.deps import SettingsDep, StoreDep
+from backend.deps import SessionsDep, SettingsDep, StoreDep
 from backend.labs import REGISTRY
+from backend.protocol import valid_session_id
 from backend.routes.problems import problem
 from backend.run_export import RunFile, export_json, import_json, parse_json
-from backend.store import LAB_ID, RunStore, RunTooLarge, hash_token
+from backend.saving import snapshot_run
+from backend.store import LAB_ID, MAX_NAME_CHARS, RunStore, RunTooLarge, SavedRun, hash_token
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 
@@ -46,6 +50,28 @@ class ImportedRun(RunSummary):
     token: str = Field(description="deletes this run: send it as X-Shaomai-Token")
 
 
+class SessionRun(RunSummary):
+    autosave: bool = Field(description="the session's autosave (else saved by hand)")
+
+
+class Rename(BaseModel):
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+
+
+SessionIds = Annotated[list[str], Query(min_length=1, max_length=20)]
+TokenHeader = Annotated[str | None, Header(max_length=200)]
+
+
+def _download(run: SavedRun, run_id: str) -> Response:
+    body = json.dumps(export_json(run), separators=(",", ":"), allow_nan=False)
+    filename = f"shaomai-{run.lab}-{run_id}.json"  # lab and id are [A-Za-z0-9_-]
+    return Response(
+        body,
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
 @router.get("")
 def list_runs(
     store: StoreDep,
@@ -55,6 +81,28 @@ def list_runs(
 ) -> list[RunSummary]:
     """Saved runs, newest first (optionally of one lab)."""
     return [RunSummary(**s) for s in store.list(lab=lab, limit=limit, offset=offset)]
+
+
+@router.get("/latest", responses=problem(404))
+def latest_of_sessions(session: SessionIds, store: StoreDep) -> SessionRun:
+    """The newest run saved from any of these live sessions, by hand or by autosave: what a
+    page offers to restore after a server restart (it keeps its sessions' ids). Only who
+    knows a session's id can find its runs."""
+    ids = [sid for sid in dict.fromkeys(session) if valid_session_id(sid)]  # others: no runs
+    rows = [row for sid in ids for row in store.of_session(sid, limit=1)]
+    if not rows:
+        raise HTTPException(404, "nothing saved from these sessions")
+    return SessionRun(**max(rows, key=lambda r: r["created"]))
+
+
+@router.get("/live/{session_id}/export.json", response_model=RunFile, responses=problem(404))
+async def export_live(session_id: str, sessions: SessionsDep) -> Response:
+    """A live session as a run file, as a download, without saving it: whoever can view
+    the session (knows its id) may export it, as they may fork it."""
+    s = sessions.sessions.get(session_id)
+    if s is None:
+        raise HTTPException(404, "no such session (it may have expired)")
+    return _download(await snapshot_run(s), f"step{s.step}")
 
 
 @router.get("/{run_id}", responses=problem(404))
@@ -71,13 +119,7 @@ def export_run(run_id: str, store: StoreDep) -> Response:
     run = store.get(run_id)
     if run is None:
         raise HTTPException(404, f"no saved run {run_id!r}")
-    body = json.dumps(export_json(run), separators=(",", ":"), allow_nan=False)
-    filename = f"shaomai-{run.lab}-{run.id}.json"  # lab and id are [A-Za-z0-9_-]
-    return Response(
-        body,
-        media_type="application/json",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
+    return _download(run, run.id)
 
 
 @router.post(
@@ -129,11 +171,30 @@ def _import(body: bytes, store: RunStore, token: str) -> dict:
     return store.summary(run_id)
 
 
+@router.patch("/{run_id}", responses=problem(400, 403, 404))  # 400: a body not JSON
+def rename_run(
+    run_id: str,
+    store: StoreDep,
+    body: Annotated[Rename, Body()],
+    x_shaomai_token: TokenHeader = None,
+) -> RunSummary:
+    """Rename a run; needs the driver token of the session that saved it (X-Shaomai-Token).
+    A renamed autosave is kept as a run saved by hand."""
+    if store.summary(run_id) is None:
+        raise HTTPException(404, f"no saved run {run_id!r}")
+    name = body.name.strip()
+    if not name:
+        raise HTTPException(422, "name: a name has at least one character besides spaces")
+    if not x_shaomai_token or not store.rename(run_id, x_shaomai_token, name):
+        raise HTTPException(403, "only the driver who saved this run may rename it")
+    return RunSummary(**store.summary(run_id))
+
+
 @router.delete("/{run_id}", status_code=204, responses=problem(403, 404))
 def delete_run(
     run_id: str,
     store: StoreDep,
-    x_shaomai_token: Annotated[str | None, Header(max_length=200)] = None,
+    x_shaomai_token: TokenHeader = None,
 ) -> None:
     """Delete a run; needs the driver token of the session that saved it (X-Shaomai-Token)."""
     if store.summary(run_id) is None:

@@ -13,7 +13,7 @@ from backend.config import Settings
 from backend.labs import load_all
 from backend.routes import runs
 from backend.run_export import export_json, import_json
-from backend.store import RunStore
+from backend.store import RunStore, hash_token
 from tests.backend.saved_runs import TOKEN, make_run, same_run
 
 
@@ -81,6 +81,41 @@ def test_delete_needs_the_driver_token(api, store):
     assert api.get(f"/api/runs/{run_id}").status_code == 404
 
 
+def test_rename_needs_the_driver_token_and_keeps_the_rest(api, store):
+    run_id = store.save(make_run())
+    before = store.summary(run_id)
+    r = api.patch(f"/api/runs/{run_id}", json={"name": "mine"})
+    assert r.status_code == 403 and "rename" in r.json()["detail"]
+    r = api.patch(f"/api/runs/{run_id}", json={"name": "mine"}, headers={"X-Shaomai-Token": "x"})
+    assert r.status_code == 403
+    hdr = {"X-Shaomai-Token": TOKEN}
+    assert api.patch("/api/runs/nope", json={"name": "mine"}, headers=hdr).status_code == 404
+    assert api.patch(f"/api/runs/{run_id}", json={"name": ""}, headers=hdr).status_code == 422
+    assert api.patch(f"/api/runs/{run_id}", json={"name": "   "}, headers=hdr).status_code == 422
+    too_long = {"name": "x" * 201}
+    assert api.patch(f"/api/runs/{run_id}", json=too_long, headers=hdr).status_code == 422
+    r = api.patch(f"/api/runs/{run_id}", json={"name": " 第一次拟合 "}, headers=hdr)
+    assert r.status_code == 200 and r.json() == {**before, "name": "第一次拟合"}
+    assert api.get("/api/runs").json()[0]["name"] == "第一次拟合"
+
+
+def test_a_renamed_autosave_becomes_a_run_saved_by_hand(api, store):
+    import dataclasses
+
+    sid = "s" * 24
+    auto = dataclasses.replace(make_run(), session_hash=hash_token(sid), autosave=True)
+    run_id = store.save(auto)
+    assert api.get("/api/runs").json() == []
+    r = api.get("/api/runs/latest", params={"session": sid})
+    assert r.json()["id"] == run_id and r.json()["autosave"] is True
+    hdr = {"X-Shaomai-Token": TOKEN}
+    assert api.patch(f"/api/runs/{run_id}", json={"name": "keep"}, headers=hdr).status_code == 200
+    assert [r["id"] for r in api.get("/api/runs").json()] == [run_id]
+    newer = store.save(dataclasses.replace(auto, created=auto.created + 1))  # the next one
+    assert {r["id"] for r in store.of_session(sid)} == {run_id, newer}
+    assert api.get("/api/runs/latest", params={"session": sid}).json()["id"] == newer
+
+
 def _file(store) -> dict:
     """An exported run, as a client would upload it."""
     return json.loads(json.dumps(export_json(store.get(store.save(make_run())))))
@@ -140,8 +175,12 @@ def test_openapi_documents_the_routes_exactly(api):
         "/api/runs/{run_id}",
         "/api/runs/{run_id}/export.json",
         "/api/runs/import",
+        "/api/runs/latest",
+        "/api/runs/live/{session_id}/export.json",
     }
-    assert set(paths["/api/runs/{run_id}"]) == {"get", "delete"}
+    assert set(paths["/api/runs/{run_id}"]) == {"get", "delete", "patch"}
+    patch = paths["/api/runs/{run_id}"]["patch"]
+    assert {"403", "404", "422"} <= set(patch["responses"])
     schemas = doc["components"]["schemas"]
     listed = paths["/api/runs"]["get"]["responses"]["200"]["content"]["application/json"]
     assert listed["schema"]["items"]["$ref"] == "#/components/schemas/RunSummary"
@@ -153,3 +192,26 @@ def test_openapi_documents_the_routes_exactly(api):
     assert "token" in schemas["ImportedRun"]["properties"]
     params = paths["/api/runs/{run_id}"]["delete"]["parameters"]
     assert {"name": "x-shaomai-token", "in": "header"}.items() <= params[1].items()
+
+
+def test_export_of_a_live_session_saves_nothing(tmp_path):
+    """The page's Export downloads the live run; it used to save it first (two runs)."""
+    from backend.app import create_app
+    from tests.wsutil import open_lab, step
+
+    with TestClient(create_app(Settings(data_dir=tmp_path, autosave_s=0))) as c:
+        with c.websocket_connect("/ws") as ws:
+            sid = open_lab(ws, "linear-regression", {"lr": 0.05})["session"]
+            step(ws, 4)
+            r = c.get(f"/api/runs/live/{sid}/export.json")
+            assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+            disposition = r.headers["content-disposition"]
+            assert disposition == 'attachment; filename="shaomai-linear-regression-step4.json"'
+            run = import_json(r.json())
+            assert (
+                run.step == 4 and run.params["lr"] == 0.05 and len(run.scalars) == 5
+            )  # steps 0..4
+            assert c.get("/api/runs").json() == []  # nothing saved
+            assert c.post("/api/runs/import", content=r.content).status_code == 201
+            assert len(c.get("/api/runs").json()) == 1
+        assert c.get("/api/runs/live/nope/export.json").status_code == 404
