@@ -58,6 +58,9 @@ class Arm:
     last_loss: float = math.nan  # the batch's loss of the last update (before arm_scalars)
     scalars: dict[str, float] = field(default_factory=dict)  # the last step's (unprefixed)
     grad_norms: list[float] = field(default_factory=list)  # the last backward's, per stage
+    # The last update's size (measured only with `stream_update_size`): max |Δw| and ‖Δw‖.
+    update_max: float = math.nan
+    update_norm: float = math.nan
 
     @property
     def stage_labels(self) -> list[str]:
@@ -79,6 +82,10 @@ class TrainingLab(Lab):
     eval_every: ClassVar[int | None] = None  # steps between `evaluate` calls (None: never)
     stream_lr: ClassVar[bool] = False  # report the live learning rate as scalar `lr`
     stream_grad_norms: ClassVar[bool] = True  # report `grad_norm.<stage>` every step
+    # Measure each update's size (the weights copied before the step, one fused norm
+    # after): scalars `update_max` (largest |Δw|) and `update_norm` (‖Δw‖), and
+    # `arm.update_max` / `arm.update_norm` for arm_scalars. Off by default: it costs a copy.
+    stream_update_size: ClassVar[bool] = False
 
     def __init__(self, params: LabParams, seed: int, device: torch.device):
         super().__init__(params, seed, device)
@@ -146,6 +153,12 @@ class TrainingLab(Lab):
         the weights and what the step does not change (not .grad, not the batch cursor)."""
         return []
 
+    def shared_picture(self) -> list[TensorOut]:
+        """Tensors every arm shares (a contour, the data points): one unprefixed copy in each
+        sent frame, after the arms' pictures. Drawn when the frame is finished, like the
+        arms' pictures (with `pictures_later`, beside the next step's first backward)."""
+        return []
+
     def frame_meta(self) -> dict[str, Any]:
         """The meta of a sent frame, fixed when the step ends."""
         return {}
@@ -202,10 +215,35 @@ class TrainingLab(Lab):
         batch = self.batch(self.data_gen)
         if batch is not None:
             self.t += 1
+        later = later and capture and self.pictures_later
+        # Several arms drawn later: arm i's picture beside arm i+1's backward (the last
+        # arm's beside the next step's first, with the frame's finish).
+        drawn: dict[int, Any] | None = {} if later and len(self.arm_list) > 1 else None
         for arm in self.arm_list:
             if not arm.diverged:
                 arm.scalars = self.__train(arm, batch, mult)
-        return self.__frame(self.__scalars(), capture, later and self.pictures_later)
+            if drawn is not None and arm.index < len(self.arm_list) - 1:
+                self.__draw_beside(arm, drawn)
+        return self.__frame(self.__scalars(), capture, later, drawn)
+
+    def __draw_beside(self, arm: Arm, drawn: dict[int, Any]) -> None:
+        """Leave the arm's picture for the next backward pass (another arm's: this arm's
+        weights no longer change this step), after any job already waiting for it."""
+
+        def job() -> None:
+            if arm.index not in drawn:  # not yet drawn by a frame finished in line
+                drawn[arm.index] = self.picture(arm)
+
+        waiting = self._pending
+        if waiting is None:
+            self._pending = job
+        else:
+
+            def both() -> None:
+                waiting()
+                job()
+
+            self._pending = both
 
     def __train(self, arm: Arm, batch: Any, mult: float) -> dict[str, float]:
         """One arm's update on the shared batch; its scalars, unprefixed."""
@@ -225,12 +263,18 @@ class TrainingLab(Lab):
             if clip is not None:
                 total = float(torch.nn.utils.clip_grad_norm_(arm.params, clip))
                 coef = min(1.0, clip / (total + 1e-6)) if math.isfinite(total) else 0.0
+            sized = self.stream_update_size
+            if sized:
+                with torch.no_grad():
+                    before = torch._foreach_mul(arm.params, 1.0)  # a copy of the weights
             opt.step()
             scalars["loss"] = arm.last_loss = loss.item()
             if self.stream_lr:
                 scalars["lr"] = lr
             if clip is not None:
                 scalars["clip_coef"] = coef
+            if sized:
+                scalars.update(_update_size(arm, before))
         else:
             out = None
         scalars.update(self.arm_scalars(arm, batch, out))
@@ -277,7 +321,13 @@ class TrainingLab(Lab):
                 out[arm.prefix + "diverged"] = 1.0
         return out
 
-    def __frame(self, scalars: dict[str, float], capture: bool, later: bool = False) -> Frame:
+    def __frame(
+        self,
+        scalars: dict[str, float],
+        capture: bool,
+        later: bool = False,
+        drawn: dict[int, Any] | None = None,
+    ) -> Frame:
         frame = Frame(scalars=scalars)
         if not capture:
             return frame
@@ -292,7 +342,11 @@ class TrainingLab(Lab):
             extra: dict[str, Any] = {}
             several = len(self.arm_list) > 1
             for arm in self.arm_list:
-                got = self.picture(arm)
+                got = drawn.get(arm.index) if drawn else None
+                if got is None:
+                    got = self.picture(arm)
+                    if drawn is not None:
+                        drawn[arm.index] = None  # drawn here: a job still waiting skips it
                 outs, arm_meta = got if isinstance(got, tuple) else (got, {})
                 if several:
                     tensors += [replace(t, name=arm.prefix + t.name) for t in outs]
@@ -300,6 +354,7 @@ class TrainingLab(Lab):
                 else:
                     tensors += outs
                     extra.update(arm_meta)
+            tensors += self.shared_picture()
             frame.tensors = tensors
             frame.meta = {**extra, **meta}
 
@@ -352,3 +407,18 @@ class TrainingLab(Lab):
             arm.scalars = dict(s.get("scalars", {}))
             arm.grad_norms = list(s.get("grad_norms", []))
         self.load_lab_state(state.get("lab", {}))
+
+
+def _update_size(arm: Arm, before: list[Tensor]) -> dict[str, float]:
+    """The update just taken: its largest |Δw| and its norm ‖Δw‖ (one fused read)."""
+    if not before:
+        return {}
+    with torch.no_grad():
+        delta = torch._foreach_sub(arm.params, before)
+        peaks = torch._foreach_norm(delta, math.inf)
+        norms = torch._foreach_norm(delta, 2)
+        vals = torch.stack([*peaks, *norms]).tolist()
+    n = len(before)
+    arm.update_max = max(vals[:n])
+    arm.update_norm = math.sqrt(sum(v * v for v in vals[n:]))
+    return {"update_max": arm.update_max, "update_norm": arm.update_norm}

@@ -7,7 +7,9 @@
 - MLP (models.mlp, also the digits classifier, which is an MLP): "layers.{i}", "out";
 - DeepStack (models.deep, plain or residual): "layers.{i}" (its linear and norm), "out";
 - CNN (models.cnn): "convs.{i}" (each conv block), "out";
-- anything else: one stage per top-level child module that has parameters.
+- anything else: the module's own direct parameters as one stage (named after the parameter
+  when there is one, "params" when there are several: a 2-D point, an SVM's w and b), then
+  one stage per top-level child module that has parameters.
 A lab finds its stages once (walking the module tree every step costs ~0.5 ms) and calls
 `stage_grad_norms` each step.
 """
@@ -44,7 +46,9 @@ def grad_stages(model: nn.Module) -> Stages:
     if isinstance(model, CNN):
         convs = [(f"convs.{i}", list(b.parameters())) for i, b in enumerate(model.convs)]
         return [*convs, ("out", list(model.out.parameters()))]
-    return [
+    own = list(model.named_parameters(recurse=False))
+    first = [(own[0][0] if len(own) == 1 else "params", [p for _, p in own])] if own else []
+    return first + [
         (name, list(child.parameters()))
         for name, child in model.named_children()
         if any(True for _ in child.parameters())

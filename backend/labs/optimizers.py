@@ -30,9 +30,9 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from backend.labs import register
-from backend.labs.base import Frame, LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param
 from backend.optim import OptimConfig
-from backend.trainer import Arm, ArmSpec, Stages, TrainingLab
+from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import optim_surfaces as surf
 from models.data import playground as pg
 from models.mlp import MLP, MLPConfig
@@ -198,11 +198,6 @@ def optim_configs(p: Params) -> dict[str, OptimConfig]:
     }
 
 
-def _flat(arm: Arm) -> Tensor:
-    """An arm's parameters as one new vector (a copy)."""
-    return torch.cat([q.detach().flatten() for q in arm.params])
-
-
 def _optim_meta(c: OptimConfig) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": c.kind, "lr": c.lr}
     if c.kind == "momentum":
@@ -233,6 +228,7 @@ class OptimizersLab(TrainingLab):
     }
     Params = Params
     stream_lr = True
+    stream_update_size = True  # the engine measures |Δθ|∞ of each update: scalar `step`
     tensors = ("surface", "points", "arm.*.boundary")
 
     # -- declared -------------------------------------------------------------------------
@@ -241,7 +237,6 @@ class OptimizersLab(TrainingLab):
         self.is_mlp = p.surface == "mlp"
         self.first: dict[int, tuple[float, float]] = {}  # arm -> (|Δθ|∞, ratio to lr) at t = 1
         self.last: dict[int, tuple[float, float]] = {}  # the same, of the latest update
-        self.prev: dict[int, Tensor] = {}  # arm -> its parameters before this update
         if self.is_mlp:
             split = pg.make(pg.PlaygroundConfig(p.dataset, noise=0.1), self.seed)
             self.x = split.x_train.to(self.device)  # [N, 2]
@@ -265,11 +260,6 @@ class OptimizersLab(TrainingLab):
     def _build_mlp(self) -> nn.Module:
         return MLP(MLPConfig(2, HIDDEN, 2, "tanh"))
 
-    def stages(self, model: nn.Module) -> Stages:
-        if isinstance(model, surf.Surface):
-            return [("point", [model.point])]
-        return super().stages(model)
-
     def max_steps(self) -> int:
         return self.params.steps
 
@@ -284,7 +274,6 @@ class OptimizersLab(TrainingLab):
         return {"xi": xi}
 
     def loss(self, arm: Arm, batch: dict[str, Tensor | None]) -> Tensor:
-        self.prev[arm.index] = _flat(arm)  # the weights before this update (step size)
         if self.is_mlp:
             return F.cross_entropy(arm.model(batch["x"]), batch["y"])
         return arm.model.noisy_loss(batch["xi"])
@@ -292,10 +281,9 @@ class OptimizersLab(TrainingLab):
     def arm_scalars(self, arm: Arm, batch: Any, out: Any) -> dict[str, float]:
         with torch.no_grad():
             scalars = self._measure(arm)
-            before = self.prev.pop(arm.index, None)
-            if batch is not None and before is not None:
+            if batch is not None:  # the engine measured this update (stream_update_size)
                 lr = arm.optimizer.param_groups[0]["lr"]  # what this update used
-                step = float((_flat(arm) - before).abs().max())
+                step = arm.update_max
                 self.last[arm.index] = (step, step / lr if lr > 0 else math.nan)
                 if self.t == 1:
                     self.first[arm.index] = self.last[arm.index]
@@ -350,34 +338,12 @@ class OptimizersLab(TrainingLab):
             )
         return meta
 
-    def _shared(self, frame: Frame, capture: bool) -> Frame:
-        """The pictures every arm shares (one copy, not one per arm) on a sent frame. The
-        trainer has a hook for each arm's picture only (docs/trainer.md), so `step` and
-        `snapshot` are extended here, after the engine's own."""
-        if not capture:
-            return frame
+    def shared_picture(self) -> list[TensorOut]:
+        """The pictures every arm shares, one copy a frame: the contour or the MLP's points."""
         if self.is_mlp:
             pts = torch.cat([self.x.cpu(), self.y.cpu().float()[:, None]], 1)  # [N, 3]
-            shared = TensorOut("points", pts, "f32")
-        else:
-            shared = TensorOut("surface", self.contour, "u8")
-        finish = frame.finish
-        if finish is None:
-            frame.tensors.append(shared)
-        else:  # drawn later: after the engine's picture, which sets frame.tensors
-
-            def done() -> None:
-                finish()
-                frame.tensors.append(shared)
-
-            frame.finish = done
-        return frame
-
-    def step(self, capture: bool, *args: Any, **kwargs: Any) -> Frame:
-        return self._shared(super().step(capture, *args, **kwargs), capture)
-
-    def snapshot(self) -> Frame:
-        return self._shared(super().snapshot(), True)
+            return [TensorOut("points", pts, "f32")]
+        return [TensorOut("surface", self.contour, "u8")]
 
     # -- persistence ----------------------------------------------------------------------
     def lab_state(self) -> dict[str, Any]:
