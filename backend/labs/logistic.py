@@ -6,12 +6,13 @@ the model itself) with the points, the threshold line, and the confusion matrix,
 recall and accuracy at the threshold, all counted here on every point shown. Concentric
 circles defeat a straight boundary until x1², x2², x1·x2 are added; unbalanced classes make
 accuracy look good next to the "always say no" baseline. Clicked points join the data live.
-The trainer (backend/trainer.py) runs the loop.
+The trainer (backend/trainer.py) runs the loop; `PointsLab` and `points_field` here also
+serve lab `svm` (a linear model trained full batch on 2-D points and the learner's clicks).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from pydantic import model_validator
@@ -25,6 +26,24 @@ from models.data import points2d
 
 GRID = 64  # boundary heatmap resolution per axis
 MAX_POINTS = 100  # clicked points
+
+
+def points_field() -> Any:
+    """The learner's clicked points (x1, x2, class), live."""
+    return param(
+        [], zh="我加的点", en="My points", widget="hidden", live=True, max_length=MAX_POINTS
+    )
+
+
+def points_valid(self: Any) -> Any:
+    """Every clicked point inside the plot, class 0 or 1 (a Params' after-validator)."""
+    e = points2d.EXTENT
+    for i, (a, b, c) in enumerate(self.points):
+        if not (-e <= a <= e and -e <= b <= e):
+            raise ValueError(f"point {i} is outside [-{e:g}, {e:g}]")
+        if c not in (0, 1):
+            raise ValueError(f"point {i} has class {c}; use 0 or 1")
+    return self
 
 
 class Params(LabParams):
@@ -57,28 +76,69 @@ class Params(LabParams):
         0.5, zh="判定阈值", en="Decision threshold", ge=0.01, le=0.99, step=0.01, live=True
     )
     epochs: int = param(3000, zh="训练步数", en="Steps to train", ge=1, le=20000)
-    points: list[tuple[float, float, int]] = param(
-        [],
-        zh="我加的点",
-        en="My points",
-        widget="hidden",
-        live=True,
-        max_length=MAX_POINTS,
-    )
+    points: list[tuple[float, float, int]] = points_field()
 
-    @model_validator(mode="after")
-    def _points_valid(self) -> Params:
-        e = points2d.EXTENT
-        for i, (a, b, c) in enumerate(self.points):
-            if not (-e <= a <= e and -e <= b <= e):
-                raise ValueError(f"point {i} is outside [-{e:g}, {e:g}]")
-            if c not in (0, 1):
-                raise ValueError(f"point {i} has class {c}; use 0 or 1")
-        return self
+    _points_valid = model_validator(mode="after")(points_valid)
+
+
+class PointsLab(TrainingLab):
+    """One linear model trained full batch (every point, every step) on 2-D points plus the
+    learner's clicks (`points`, live); `epochs` steps. A subclass gives `base_points()` and
+    `grad_vector(model)`; `measure()` is its scalars after each step (and at a snapshot,
+    with the gradient at rest); `self.grad` is the last update's gradient, for its frame."""
+
+    stream_grad_norms = False  # the gradient is in the frames, coordinate by coordinate
+
+    def base_points(self) -> tuple[torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def grad_vector(self, model: torch.nn.Module) -> torch.Tensor:
+        raise NotImplementedError
+
+    def measure(self) -> dict[str, float]:
+        raise NotImplementedError
+
+    def set_points(self, params: Any) -> None:
+        self.x, self.y = points2d.with_points(*self.base, params.points)
+
+    def setup(self) -> None:
+        self.base = self.base_points()
+        self.set_points(self.params)
+        self.axis, self.grid = points2d.grid(GRID)
+        self.grad = torch.zeros(0)
+
+    def max_steps(self) -> int:
+        return self.params.epochs
+
+    def update_live(self, params: Any) -> None:
+        if params.points != self.params.points:
+            self.set_points(params)
+        super().update_live(params)
+
+    def batch(self, gen: torch.Generator) -> Any:
+        return self.x, self.y
+
+    def arm_scalars(self, arm: Arm, batch, out) -> dict[str, float]:
+        if batch is not None:
+            self.grad = self.grad_vector(arm.model)  # the update's gradient
+        return self.measure()
+
+    def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
+        self.gradient_at_rest(arm, self.batch(self.data_gen))  # no step: the gradient here
+        self.grad = self.grad_vector(arm.model)
+        arm.optimizer.zero_grad()
+        return self.measure()
+
+    def lab_state(self) -> dict:
+        return {"grad": self.grad.clone()}
+
+    def load_lab_state(self, state: dict) -> None:
+        if "grad" in state:
+            self.grad = state["grad"].clone()
 
 
 @register
-class LogisticLab(TrainingLab):
+class LogisticLab(PointsLab):
     id = "logistic"
     chapter = 2
     order = 1
@@ -93,52 +153,25 @@ class LogisticLab(TrainingLab):
     Params = Params
     tensors = ("boundary", "points", "prob", "confusion", "theta", "grad")
 
-    stream_grad_norms = False  # θ's gradient is in the frames, coordinate by coordinate
-
-    def setup(self) -> None:
-        params = self.params
-        cfg = points2d.PointsConfig(kind=params.dataset, n=params.n, pos_frac=params.pos_frac)
-        self.base = points2d.make(cfg, self.seed)
-        self.x, self.y = points2d.with_points(*self.base, params.points)
-        self.axis, self.grid = points2d.grid(GRID)
-        self.grad = torch.zeros(0)
+    def base_points(self) -> tuple[torch.Tensor, torch.Tensor]:
+        p = self.params
+        cfg = points2d.PointsConfig(kind=p.dataset, n=p.n, pos_frac=p.pos_frac)
+        return points2d.make(cfg, self.seed)
 
     def arms(self) -> list[ArmSpec]:
         cfg = logistic.LogisticConfig(self.params.features)
         build = lambda: logistic.LogisticRegression(cfg)  # noqa: E731
         return [ArmSpec("logistic", build, OptimConfig("sgd", lr=self.params.lr), self.seed)]
 
-    def max_steps(self) -> int:
-        return self.params.epochs
-
-    def update_live(self, params: Params) -> None:
-        if params.points != self.params.points:
-            self.x, self.y = points2d.with_points(*self.base, params.points)
-        super().update_live(params)
-
     # -- training (the engine runs the loop: full batch, every point) ---------------------
-    def batch(self, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.x, self.y
-
     def loss(self, arm: Arm, batch) -> torch.Tensor:
         x, y = batch
         return logistic.bce(arm.model(x), y)
 
-    def _grad_vector(self, model) -> torch.Tensor:
+    def grad_vector(self, model) -> torch.Tensor:
         return torch.cat([model.linear.bias.grad, model.linear.weight.grad[0]]).clone()
 
-    def arm_scalars(self, arm: Arm, batch, out) -> dict[str, float]:
-        if batch is not None:
-            self.grad = self._grad_vector(arm.model)  # the update's gradient
-        return self._measure()
-
-    def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
-        self.gradient_at_rest(arm, (self.x, self.y))  # no step: the gradient here
-        self.grad = self._grad_vector(arm.model)
-        arm.optimizer.zero_grad()
-        return self._measure()
-
-    def _measure(self) -> dict[str, float]:
+    def measure(self) -> dict[str, float]:
         """Counted on every point shown, after the step, at the threshold."""
         with torch.no_grad():
             logits = self.model(self.x)
@@ -182,10 +215,3 @@ class LogisticLab(TrainingLab):
             "n": int(self.y.numel()),
         }
         return tensors, meta
-
-    def lab_state(self) -> dict:
-        return {"grad": self.grad.clone()}
-
-    def load_lab_state(self, state: dict) -> None:
-        if "grad" in state:
-            self.grad = state["grad"].clone()

@@ -19,7 +19,9 @@ from pydantic import field_validator
 from torch import Tensor
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import positional as pos
 from models.data.tasks import default_recipe, make_task, masked_loss, score
 from models.gpt import GPT, GPTConfig
@@ -128,7 +130,7 @@ def nopos_outputs(seed: int, positional: str) -> tuple[Tensor, Tensor]:
 
 
 @register
-class PositionalEncodingLab(Lab):
+class PositionalEncodingLab(TrainingLab):
     id = "positional-encoding"
     chapter = 6
     order = 1
@@ -148,16 +150,52 @@ class PositionalEncodingLab(Lab):
         "norms", "nopos_a", "nopos_b", "withpos_a", "withpos_b", "hook_pos_embed", "pos_sim",
     )  # fmt: skip
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device)
-        self.task = make_task(params.task, seq_len=params.seq_len)
+    stream_grad_norms = False  # not this lab's subject
+
+    # -- training: the trainer (backend/trainer.py) runs the loop ---------------------------
+    def setup(self) -> None:
+        self.task = make_task(self.params.task, seq_len=self.params.seq_len)
         self.recipe = default_recipe(self.task)
-        torch.manual_seed(seed)
-        self.model = GPT(self.recipe.config)  # learned positions, GPT-2 style
-        self.opt = self.recipe.optimizer(self.model)
-        self.gen = torch.Generator().manual_seed(seed)
-        self.n_steps = 0
+
+    def arms(self) -> list[ArmSpec]:
+        r = self.recipe
+        optim = OptimConfig("adamw", lr=r.lr, betas=r.betas, weight_decay=r.weight_decay)
+        return [ArmSpec("gpt", lambda: GPT(r.config), optim, self.seed)]  # learned positions
+
+    def built(self) -> None:
         self._static()
+
+    def schedule(self, t: int) -> float:
+        """The recipe's warm-up (Recipe.lr_at = lr · this)."""
+        w = self.recipe.warmup
+        return min(1.0, (t + 1) / w) if w else 1.0
+
+    def batch(self, gen: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
+        return self.task.sample(self.recipe.batch, gen)
+
+    def loss(self, arm: Arm, batch) -> tuple[Tensor, Tensor]:
+        x, y, mask = batch
+        arm.model.train()
+        logits = arm.model(x)
+        return masked_loss(logits, y, mask), logits
+
+    def arm_scalars(self, arm: Arm, batch, out) -> dict[str, float]:
+        # Every batch is freshly drawn, so accuracy on it before the update is held-out.
+        _, y, mask = batch
+        acc, seq_acc = score(out.detach(), y, mask)
+        return {"accuracy": acc, "seq_accuracy": seq_acc}
+
+    def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
+        x, y, mask = self.task.sample(self.recipe.batch, torch.Generator().manual_seed(self.seed))
+        arm.model.eval()
+        with torch.no_grad():
+            logits = arm.model(x)
+        acc, seq_acc = score(logits, y, mask)
+        return {
+            "loss": masked_loss(logits, y, mask).item(),
+            "accuracy": acc,
+            "seq_accuracy": seq_acc,
+        }
 
     # The static picture: everything that depends only on the live sliders.
     def _static(self) -> None:
@@ -225,68 +263,34 @@ class PositionalEncodingLab(Lab):
     def max_steps(self) -> int:
         return self.params.steps
 
-    def step(self, capture: bool) -> Frame:
-        for group in self.opt.param_groups:
-            group["lr"] = self.recipe.lr_at(self.n_steps)
-        # Every batch is freshly drawn, so accuracy on it before the update is held-out.
-        x, y, mask = self.task.sample(self.recipe.batch, self.gen)
-        self.model.train()
-        logits = self.model(x)
-        loss = masked_loss(logits, y, mask)
-        self.opt.zero_grad()
-        loss.backward()
-        self.opt.step()
-        self.n_steps += 1
-        return self._frame(loss.item(), *score(logits.detach(), y, mask), capture)
-
-    def snapshot(self) -> Frame:
-        x, y, mask = self.task.sample(self.recipe.batch, torch.Generator().manual_seed(self.seed))
-        self.model.eval()
-        with torch.no_grad():
-            logits = self.model(x)
-        return self._frame(masked_loss(logits, y, mask).item(), *score(logits, y, mask), True)
-
-    def _frame(self, loss: float, acc: float, seq_acc: float, capture: bool) -> Frame:
-        frame = Frame(scalars={"loss": loss, "accuracy": acc, "seq_accuracy": seq_acc})
-        if not capture:
-            return frame
-        w = self.model.pos_embed.weight.detach()  # [T, d_model]
+    def picture(self, arm: Arm) -> tuple[list[TensorOut], dict]:
+        model = arm.model
+        w = model.pos_embed.weight.detach()  # [T, d_model]
         unit = w / w.norm(dim=1, keepdim=True).clamp_min(1e-12)
-        frame.tensors = [
+        tensors = [
             *self.static_tensors,
             TensorOut("hook_pos_embed", w, "u8"),
             TensorOut("pos_sim", unit @ unit.T, "u8"),  # cosine similarity [T, T]
         ]
         ex = self.task.example()
-        frame.meta = {
+        meta = {
             **self.static_meta,
             "gpt": {
                 "task": self.task.name,
                 "n_ctx": self.recipe.config.n_ctx,
                 "d_model": self.recipe.config.d_model,
-                "params": self.model.num_params(),
+                "params": model.num_params(),
                 "answer_start": self.task.answer_start,
                 "example": ex.x_tokens,
-                "steps": self.n_steps,
+                "steps": self.t,
             },
         }
-        return frame
+        return tensors, meta
 
     @classmethod
     def estimate_mb(cls, params: Params) -> tuple[float, str | None]:
         return 20.0, None
 
-    def state_dict(self) -> dict:
-        return {
-            "model": self.model.state_dict(),
-            "opt": self.opt.state_dict(),
-            "n": self.n_steps,
-            "gen": self.gen.get_state(),  # a fork goes on with the same batches
-        }
-
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["opt"])
-        self.n_steps = int(state["n"])
-        if "gen" in state:  # runs saved before it was kept
-            self.gen.set_state(state["gen"])
+    def load_lab_state(self, state: dict) -> None:
+        if "n" in state:  # a run saved before the trainer: its step count
+            self.t = int(state["n"])

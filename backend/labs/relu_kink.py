@@ -5,7 +5,10 @@ y, relu(y) and z over a grid, and the server writes the equivalent `if x > …` 
 the four numbers. Nothing trains (max_steps 0); every number is live.
 
 Mode "fit": a 1→k→1 ReLU MLP learns a target curve (sin, a circle arc, |x|, a step) with
-Adam; frames carry the fitted polyline, each unit's share of it and each unit's kink.
+Adam; frames carry the fitted polyline, each unit's share of it and each unit's kink. The
+trainer (backend/trainer.py) runs the loop; in "compose" mode its one arm (the fit model,
+built but never stepped) is only there because a TrainingLab has one, and the picture is the
+composition's.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import torch
 from torch.nn import functional as F
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import relu_kink as rk
 
 X_RANGE = (-10.0, 20.0)  # the default kink (x = 5) sits in the middle
@@ -72,7 +77,7 @@ class Params(LabParams):
 
 
 @register
-class ReluKinkLab(Lab):
+class ReluKinkLab(TrainingLab):
     id = "relu-kink"
     chapter = 3
     order = 1
@@ -96,55 +101,61 @@ class ReluKinkLab(Lab):
         "kink_y",
     )
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device)
+    stream_grad_norms = False  # not this lab's subject
+
+    def setup(self) -> None:
         self.x = torch.linspace(*X_RANGE, X_POINTS)
-        if params.mode == "fit":
-            cfg = rk.FitConfig(units=params.units, target=params.target)
-            self.fx, self.fy = rk.fit_data(cfg)
-            self.model = rk.fit_model(cfg, torch.Generator().manual_seed(seed))
-            self.opt = torch.optim.Adam(self.model.parameters(), lr=params.lr)
+        self.fit_cfg = rk.FitConfig(units=self.params.units, target=self.params.target)
+        if self.params.mode == "fit":
+            self.fx, self.fy = rk.fit_data(self.fit_cfg)
+
+    def arms(self) -> list[ArmSpec]:
+        def build() -> torch.nn.Module:
+            return rk.fit_model(self.fit_cfg, torch.Generator().manual_seed(self.seed))
+
+        return [ArmSpec("fit", build, OptimConfig("adam", lr=self.params.lr), self.seed)]
 
     def max_steps(self) -> int:
         return self.params.steps if self.params.mode == "fit" else 0
 
-    def update_live(self, params: Params) -> None:
-        self.params = params
-        if params.mode == "fit":
-            for g in self.opt.param_groups:
-                g["lr"] = params.lr
+    def batch(self, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor] | None:
+        return (self.fx, self.fy) if self.params.mode == "fit" else None
 
-    def step(self, capture: bool) -> Frame:
+    def loss(self, arm: Arm, batch) -> torch.Tensor:
+        fx, fy = batch
+        return F.mse_loss(arm.model(fx[:, None])[:, 0], fy)
+
+    def arm_scalars(self, arm: Arm, batch, out) -> dict[str, float]:
         if self.params.mode != "fit":
-            return self.snapshot()
-        loss = F.mse_loss(self.model(self.fx[:, None])[:, 0], self.fy)
-        self.opt.zero_grad()
-        loss.backward()
-        self.opt.step()
-        return self._fit_frame(capture)
+            return {}
+        out, self.parts = rk.unit_parts(arm.model, self.fx)
+        self.out = out
+        self.kinks = kinks = rk.kinks(arm.model)
+        inside = (kinks >= self.fx[0]) & (kinks <= self.fx[-1])
+        return {"loss": float(F.mse_loss(out, self.fy)), "kinks_inside": float(inside.sum())}
 
-    def snapshot(self) -> Frame:
-        return self._fit_frame(True) if self.params.mode == "fit" else self._compose_frame()
+    def picture(self, arm: Arm) -> tuple[list[TensorOut], dict]:
+        return self._fit_picture(arm) if self.params.mode == "fit" else self._compose_picture()
 
     # -- compose --------------------------------------------------------------------------
     def _cfg(self, relu: bool | None = None) -> rk.KinkConfig:
         p = self.params
         return rk.KinkConfig(p.a_w, p.a_b, p.b_w, p.b_b, p.relu if relu is None else relu)
 
-    def _compose_frame(self) -> Frame:
+    def _compose_picture(self) -> tuple[list[TensorOut], dict]:
         cfg = self._cfg()
         curves = rk.compose_curves(cfg, self.x)
         plain = rk.compose_curves(self._cfg(relu=False), self.x)["hook_logits"]
         m, c, flat = rk.pieces(cfg)
         kink = rk.kink(cfg)
-        return Frame(
-            tensors=[
+        return (
+            [
                 TensorOut("layers.0.hook_pre", curves["layers.0.hook_pre"], "f32"),
                 TensorOut("layers.0.hook_post", curves["layers.0.hook_post"], "f32"),
                 TensorOut("hook_logits", curves["hook_logits"], "f32"),
                 TensorOut("without_relu", plain, "f32"),
             ],
-            meta={
+            {
                 "mode": "compose",
                 "x_range": list(X_RANGE),
                 "relu": cfg.relu,
@@ -158,39 +169,23 @@ class ReluKinkLab(Lab):
         )
 
     # -- fit ------------------------------------------------------------------------------
-    def _fit_frame(self, capture: bool) -> Frame:
-        out, parts = rk.unit_parts(self.model, self.fx)
-        loss = float(F.mse_loss(out, self.fy))
-        kinks = rk.kinks(self.model)
-        inside = (kinks >= self.fx[0]) & (kinks <= self.fx[-1])
-        frame = Frame(scalars={"loss": loss, "kinks_inside": float(inside.sum())})
-        if not capture:
-            return frame
+    def _fit_picture(self, arm: Arm) -> tuple[list[TensorOut], dict]:
+        model, kinks = arm.model, self.kinks
         with torch.no_grad():
-            kink_y = self.model(torch.nan_to_num(kinks)[:, None])[:, 0]
+            kink_y = model(torch.nan_to_num(kinks)[:, None])[:, 0]
         kink_y = torch.where(kinks.isnan(), torch.nan, kink_y)
-        frame.tensors = [
+        tensors = [
             TensorOut("target", self.fy, "f32"),
-            TensorOut("hook_logits", out, "f32"),
-            TensorOut("units", parts, "f16"),
+            TensorOut("hook_logits", self.out, "f32"),
+            TensorOut("units", self.parts, "f16"),
             TensorOut("kinks", kinks, "f32"),
             TensorOut("kink_y", kink_y, "f32"),
         ]
-        frame.meta = {
+        meta = {
             "mode": "fit",
             "x_range": [float(self.fx[0]), float(self.fx[-1])],
             "target": self.params.target,
             "units": self.params.units,
-            "bias": float(self.model.out.bias.detach()),
+            "bias": float(model.out.bias.detach()),
         }
-        return frame
-
-    def state_dict(self) -> dict:
-        if self.params.mode != "fit":
-            return {}
-        return {"model": self.model.state_dict(), "opt": self.opt.state_dict()}
-
-    def load_state_dict(self, state: dict) -> None:
-        if state and self.params.mode == "fit":
-            self.model.load_state_dict(state["model"])
-            self.opt.load_state_dict(state["opt"])
+        return tensors, meta

@@ -5,7 +5,8 @@ view draws f on a grid (the model's own output, clipped to ±CLIP so u8 keeps th
 f = −1, 0, +1 sharp), the points, and the support vectors (decided here: on or inside the
 margin). C is live: larger C, fewer violations, narrower margin. The trained loss switches
 live between hinge, logistic and squared; a panel plots the three as functions of the
-margin y·f(x) with every point placed on the current one.
+margin y·f(x) with every point placed on the current one. The trainer (backend/trainer.py)
+runs the loop; the clicked points and the full-batch loop are logistic's (`PointsLab`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import torch
 from pydantic import model_validator
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param
+from backend.labs.logistic import PointsLab, points_field, points_valid
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec
 from models import svm
 from models.data import points2d
 
@@ -24,7 +28,6 @@ GRID = 64
 CLIP = 3.0  # f is clipped to ±CLIP for the heatmap: the margin lines sit at ±1
 MARGIN_RANGE = (-3.0, 3.0)  # x-axis of the loss-curve panel
 CURVE = 121
-MAX_POINTS = 100
 
 DATASETS = {
     # centre, std of the two blobs (see models/data/points2d.py)
@@ -60,23 +63,13 @@ class Params(LabParams):
     )
     lr: float = param(0.1, zh="学习率", en="Learning rate", ge=1e-3, le=2.0, scale="log", live=True)
     epochs: int = param(3000, zh="训练步数", en="Steps to train", ge=1, le=20000)
-    points: list[tuple[float, float, int]] = param(
-        [], zh="我加的点", en="My points", widget="hidden", live=True, max_length=MAX_POINTS
-    )
+    points: list[tuple[float, float, int]] = points_field()
 
-    @model_validator(mode="after")
-    def _points_valid(self) -> Params:
-        e = points2d.EXTENT
-        for i, (a, b, c) in enumerate(self.points):
-            if not (-e <= a <= e and -e <= b <= e):
-                raise ValueError(f"point {i} is outside [-{e:g}, {e:g}]")
-            if c not in (0, 1):
-                raise ValueError(f"point {i} has class {c}; use 0 or 1")
-        return self
+    _points_valid = model_validator(mode="after")(points_valid)
 
 
 @register
-class SVMLab(Lab):
+class SVMLab(PointsLab):
     id = "svm"
     chapter = 2
     order = 3
@@ -100,94 +93,76 @@ class SVMLab(Lab):
         "grad",
     )
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device)
-        centre, std = DATASETS[params.dataset]
-        cfg = points2d.PointsConfig(kind="blobs", n=params.n, centre=centre, std=std)
-        self.base = points2d.make(cfg, seed)
-        self._set_data(params)
-        self.model = svm.LinearSVM(svm.SVMConfig())
-        # Momentum carries the slow shrinking of ‖w‖ at large C (see svm.step_size).
-        self.opt = torch.optim.SGD(self.model.parameters(), lr=self._eta(params), momentum=0.9)
-        self.axis, self.grid = points2d.grid(GRID)
+    def base_points(self) -> tuple[torch.Tensor, torch.Tensor]:
+        p = self.params
+        centre, std = DATASETS[p.dataset]
+        cfg = points2d.PointsConfig(kind="blobs", n=p.n, centre=centre, std=std)
+        return points2d.make(cfg, self.seed)
+
+    def set_points(self, params: Params) -> None:
+        super().set_points(params)
+        self.y01 = self.y
+        self.sign = self.y * 2 - 1  # ±1
+
+    def setup(self) -> None:
+        super().setup()
         m = torch.linspace(*MARGIN_RANGE, CURVE)
         self.curves, self.curve_names = svm.loss_curves(m)
 
-    def _set_data(self, params: Params) -> None:
-        self.x, y01 = points2d.with_points(*self.base, params.points)
-        self.y01 = y01
-        self.y = y01 * 2 - 1  # ±1
-
-    def _eta(self, params: Params) -> float:
-        return svm.step_size(params.lr, params.C, self.x.shape[0])
-
-    def max_steps(self) -> int:
-        return self.params.epochs
-
-    def update_live(self, params: Params) -> None:
-        if params.points != self.params.points:
-            self._set_data(params)
-        self.params = params
-        for g in self.opt.param_groups:
-            g["lr"] = self._eta(params)
-
-    def _grad(self, step: bool) -> torch.Tensor:
+    def arms(self) -> list[ArmSpec]:
         p = self.params
-        loss = svm.objective(self.model, self.x, self.y, p.C, p.loss)
-        self.opt.zero_grad()
-        loss.backward()
-        grad = torch.cat([self.model.w.grad, self.model.b.grad[None]]).clone()
-        if step:
-            self.opt.step()
-        self.opt.zero_grad()
-        return grad
+        # Momentum carries the slow shrinking of ‖w‖ at large C (see svm.step_size).
+        eta = svm.step_size(p.lr, p.C, self.x.shape[0])
+        optim = OptimConfig("momentum", lr=eta, momentum=0.9)
+        return [ArmSpec("svm", lambda: svm.LinearSVM(svm.SVMConfig()), optim, self.seed)]
 
-    def step(self, capture: bool) -> Frame:
-        return self._frame(self._grad(step=True), capture)
-
-    def snapshot(self) -> Frame:
-        return self._frame(self._grad(step=False), True)
-
-    def _frame(self, grad: torch.Tensor, capture: bool) -> Frame:
+    def loss(self, arm: Arm, batch) -> torch.Tensor:
         p = self.params
+        return svm.objective(arm.model, self.x, self.sign, p.C, p.loss)
+
+    def grad_vector(self, model) -> torch.Tensor:
+        return torch.cat([model.w.grad, model.b.grad[None]]).clone()
+
+    def measure(self) -> dict[str, float]:
+        p, model = self.params, self.model
         with torch.no_grad():
-            f = self.model(self.x)
-            margins = self.y * f
-            point_loss = svm.margin_loss(margins, p.loss)
-            reg = 0.5 * float((self.model.w * self.model.w).sum())
+            f = self.f = model(self.x)
+            margins = self.margins = self.sign * f
+            point_loss = self.point_loss = svm.margin_loss(margins, p.loss)
+            reg = 0.5 * float((model.w * model.w).sum())
             data = float(point_loss.sum())
-        support = svm.support_mask(margins, self.model.cfg.sv_tol)
-        w1, w2 = (float(v) for v in self.model.w.detach())
-        b = float(self.model.b.detach())
-        frame = Frame(
-            scalars={
-                "loss": reg + p.C * data,
-                "reg": reg,
-                "data_loss": data,
-                "margin_width": self.model.margin_width(),
-                "accuracy": float(((f > 0).float() == self.y01).float().mean()),
-                "n_support": float(support.sum()),
-                "w1": w1,
-                "w2": w2,
-                "b": b,
-            }
-        )
-        if not capture:
-            return frame
+        support = self.support = svm.support_mask(margins, model.cfg.sv_tol)
+        w1, w2 = (float(v) for v in model.w.detach())
+        return {
+            "loss": reg + p.C * data,
+            "reg": reg,
+            "data_loss": data,
+            "margin_width": model.margin_width(),
+            "accuracy": float(((f > 0).float() == self.y01).float().mean()),
+            "n_support": float(support.sum()),
+            "w1": w1,
+            "w2": w2,
+            "b": float(model.b.detach()),
+        }
+
+    def picture(self, arm: Arm) -> tuple[list[TensorOut], dict]:
+        p, model = self.params, arm.model
+        w1, w2 = (float(v) for v in model.w.detach())
+        b = float(model.b.detach())
         with torch.no_grad():
-            surface = self.model(self.grid).reshape(GRID, GRID).clamp(-CLIP, CLIP)  # [x2, x1]
+            surface = model(self.grid).reshape(GRID, GRID).clamp(-CLIP, CLIP)  # [x2, x1]
         labels = ["w1", "w2", "b"]
-        frame.tensors = [
+        tensors = [
             TensorOut("boundary", surface, "u8"),
             TensorOut("points", torch.cat([self.x, self.y01[:, None]], 1), "f32"),  # [N, 3]
-            TensorOut("margins", margins, "f32"),
-            TensorOut("support", support.float(), "f32"),
-            TensorOut("point_loss", point_loss, "f32"),
+            TensorOut("margins", self.margins, "f32"),
+            TensorOut("support", self.support.float(), "f32"),
+            TensorOut("point_loss", self.point_loss, "f32"),
             TensorOut("loss_curves", self.curves, "f32", self.curve_names),  # [4, CURVE]
             TensorOut("weights", torch.tensor([w1, w2, b]), "f32", labels),
-            TensorOut("grad", grad, "f32", labels),
+            TensorOut("grad", self.grad, "f32", labels),
         ]
-        frame.meta = {
+        meta = {
             "extent": points2d.EXTENT,
             "clip": CLIP,
             "w": [w1, w2],
@@ -197,11 +172,4 @@ class SVMLab(Lab):
             "margin_range": list(MARGIN_RANGE),
             "n_user": len(p.points),
         }
-        return frame
-
-    def state_dict(self) -> dict:
-        return {"model": self.model.state_dict(), "opt": self.opt.state_dict()}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["opt"])
+        return tensors, meta

@@ -6,7 +6,7 @@ B/C held (every ray from the origin is a level line: only A/C and B/C are identi
 loss over the identifiable plane (A/C, B/C). The split is in time order or shuffled; train,
 validation and test losses are computed on their whole splits every step, beside the loss
 on the last 15 % of days (the real future), so a shuffled validation that looks too good
-shows itself.
+shows itself. The trainer (backend/trainer.py) runs the loop.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from typing import Literal
 import torch
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import temperature as tm
 from models.data import temperature as data
 
@@ -44,7 +46,7 @@ class Params(LabParams):
 
 
 @register
-class TemperatureLab(Lab):
+class TemperatureLab(TrainingLab):
     id = "temperature"
     chapter = 1
     order = 4
@@ -59,8 +61,10 @@ class TemperatureLab(Lab):
     Params = Params
     tensors = ("ratio_surface", "valley", "series", "prediction", "split", "hessian_eig")
 
-    def __init__(self, params: Params, seed: int, device: torch.device):
-        super().__init__(params, seed, device)
+    stream_grad_norms = False  # each of A, B, C has its gradient as a scalar
+
+    def setup(self) -> None:
+        params, seed = self.params, self.seed
         self.cfg = data.SeriesConfig()
         # A few thousand numbers: the CPU is the right device whatever the session offers.
         self.series = data.generate(self.cfg, seed)
@@ -73,50 +77,58 @@ class TemperatureLab(Lab):
             self.split_codes[self.idx[name]] = code
         tr = self.idx["train"]
         self.x_tr, self.y_tr = self.x[tr], self.y[tr]
-        self.model = tm.TwoDay()
-        self.opt = torch.optim.SGD(self.model.parameters(), lr=params.lr)
         self.ab_opt = tm.closed_form_ratios(self.x_tr, self.y_tr)
         self.opt_loss = float(
             tm.ratio_surface(self.x_tr.double(), self.y_tr, self.ab_opt[:1], self.ab_opt[1:])[0, 0]
         )
 
+    def arms(self) -> list[ArmSpec]:
+        return [ArmSpec("two-day", tm.TwoDay, OptimConfig("sgd", lr=self.params.lr), self.seed)]
+
+    def built(self) -> None:
+        self._freeze_c()
+
+    def _freeze_c(self) -> None:
+        # Not training C: no gradient for it, and SGD leaves a parameter without one alone.
+        self.model.C.requires_grad_(self.params.train_c)
+
     def max_steps(self) -> int:
         return self.params.epochs
 
     def update_live(self, params: Params) -> None:
-        self.params = params
-        for g in self.opt.param_groups:
-            g["lr"] = params.lr
+        super().update_live(params)
+        self._freeze_c()
+
+    def batch(self, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.x_tr, self.y_tr
+
+    def loss(self, arm: Arm, batch) -> torch.Tensor:
+        x, y = batch
+        return tm.mse(arm.model(x), y)
 
     def _grads(self) -> torch.Tensor:
-        loss = tm.mse(self.model(self.x_tr), self.y_tr)
-        self.opt.zero_grad()
-        loss.backward()
-        if not self.params.train_c:
-            self.model.C.grad = None  # SGD leaves a parameter without .grad where it is
         return torch.stack(
             [p.grad if p.grad is not None else torch.zeros(()) for p in self.model.parameters()]
         )
 
-    def step(self, capture: bool) -> Frame:
-        grads = self._grads()
-        self.opt.step()
-        return self._frame(grads, capture)  # losses after the step: the state the view shows
+    def arm_scalars(self, arm: Arm, batch, out) -> dict[str, float]:
+        return self._scalars(self._grads())  # losses after the step: the state the view shows
 
-    def snapshot(self) -> Frame:
+    def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
+        self.gradient_at_rest(arm, self.batch(self.data_gen))
         grads = self._grads()
-        self.opt.zero_grad()
-        return self._frame(grads, True)
+        arm.optimizer.zero_grad()
+        return self._scalars(grads)
 
-    def _frame(self, grads: torch.Tensor, capture: bool) -> Frame:
+    def _scalars(self, grads: torch.Tensor) -> dict[str, float]:
         abc = self.model.vector()
         A, B, C = (float(v) for v in abc)
         with torch.no_grad():
-            pred = self.model(self.x)
+            pred = self.pred = self.model(self.x)
             err2 = (pred - self.y) ** 2
             losses = {k: float(err2[i].mean()) for k, i in self.idx.items()}
             scaled = float(tm.loss_at(self.x_tr, self.y_tr, 2 * abc))
-        scalars = {
+        return {
             "loss": losses["train"],
             "val_loss": losses["val"],
             "test_loss": losses["test"],
@@ -131,10 +143,14 @@ class TemperatureLab(Lab):
             "grad_B": float(grads[1]),
             "grad_C": float(grads[2]),
         }
-        frame = Frame(scalars=scalars)
+
+    def picture(self, arm: Arm) -> tuple[list[TensorOut], dict]:
+        abc = self.model.vector()
+        A, B, C = (float(v) for v in abc)
         finite = bool(torch.isfinite(abc).all()) and C != 0
-        if not capture or not finite:
-            return frame
+        if not finite:
+            return [], {}
+        pred = self.pred
         (a0, a1), (b0, b1) = RATIO_RANGE
         ratio = tm.ratio_surface(
             self.x_tr,
@@ -152,7 +168,7 @@ class TemperatureLab(Lab):
             b_now,
         )
         eig = torch.linalg.eigvalsh(tm.hessian(self.x_tr, self.y_tr, abc))
-        frame.tensors = [
+        tensors = [
             # log10 keeps the valley floor visible next to the walls (u8 has 256 levels).
             TensorOut("ratio_surface", torch.log10(ratio.clamp_min(1e-6)), "u8"),
             TensorOut("valley", torch.log10(valley.clamp_min(1e-6)), "u8"),
@@ -162,7 +178,7 @@ class TemperatureLab(Lab):
             TensorOut("hessian_eig", eig, "f32", ["λ1", "λ2", "λ3"]),
         ]
         lam = float(eig[-1])
-        frame.meta = {
+        meta = {
             "ratio_ranges": [list(RATIO_RANGE[0]), list(RATIO_RANGE[1])],
             "valley_ranges": [list(VALLEY_RANGE[0]), list(VALLEY_RANGE[1])],
             "valley_b": b_now,
@@ -173,11 +189,4 @@ class TemperatureLab(Lab):
             "split_mode": self.params.split,
             "sizes": {k: int(v.numel()) for k, v in self.idx.items()},
         }
-        return frame
-
-    def state_dict(self) -> dict:
-        return {"model": self.model.state_dict(), "opt": self.opt.state_dict()}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["opt"])
+        return tensors, meta
