@@ -55,15 +55,16 @@ def loaded(name: str) -> bool:
 
 
 def shared(name: str) -> Shared:
-    """The process's only copy of model `name` ("minilm", "smollm2", "smollm2-wrong"),
-    loading it on first use (a second caller waits for the first load)."""
+    """The process's only copy of model `name` ("minilm", "smollm2", "smollm2-wrong",
+    "qwen3:<folder>"), loading it on first use (a second caller waits for the first load)."""
     got = _SHARED.get(name)
     if got is not None:
         return got
     with _GUARD:
         got = _SHARED.get(name)
         if got is None:
-            got = _SHARED[name] = _LOADERS[name]()
+            kind, _, arg = name.partition(":")
+            got = _SHARED[name] = _LOADERS[kind](arg) if arg else _LOADERS[name]()
             LOADS[name] += 1
     return got
 
@@ -83,6 +84,13 @@ def _smollm2(wrong: bool = False) -> Shared:
     name = "smollm2-wrong" if wrong else "smollm2"
     # Read once with the model (parsing the GGUF's header takes seconds: not at open).
     return Shared(name, model, tokenizer, facts=smollm2_quant_facts())
+
+
+def _qwen3(folder: str) -> Shared:
+    from models.real.qwen3 import load_qwen3
+
+    model, tokenizer = load_qwen3(folder)  # f32, the config's context
+    return Shared(f"qwen3:{folder}", model, tokenizer)
 
 
 @functools.cache
@@ -105,6 +113,7 @@ _LOADERS = {
     "minilm": _minilm,
     "smollm2": _smollm2,
     "smollm2-wrong": lambda: _smollm2(wrong=True),
+    "qwen3": lambda folder: _qwen3(folder),  # "qwen3:<folder path>"
 }
 
 

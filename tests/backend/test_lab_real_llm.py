@@ -145,3 +145,31 @@ def test_a_context_the_server_cannot_hold_is_refused_as_too_large(tmp_path):
         err, _ = recv_until(ws, lambda m: m["type"] in ("error", "ready"))
         assert err["code"] == "too_large" and err["field"] == "context"  # 360 MiB of cache
         open_lab(ws, "real-llm", {"context": 2048})  # 90 MiB: fine
+
+
+def test_a_qwen3_folder_under_the_models_dir_is_a_choice(client, tmp_path, monkeypatch):
+    """A tiny random Qwen3 checkpoint in the real format (as tests/models writes it)."""
+    pytest.importorskip("transformers")
+    import torch
+
+    from models.real.qwen3 import load_qwen3
+    from tests.models.test_real_qwen3 import write_checkpoint
+
+    folder = tmp_path / "tiny-qwen3"
+    write_checkpoint(folder, tied=False)
+    monkeypatch.setenv("SHAOMAI_MODELS_DIR", str(tmp_path))
+    with client.websocket_connect("/ws") as ws:
+        send(ws, {"type": "open", "lab": "real-llm", "params": {"model": "qwen3:nope"}, "seed": 0})
+        err, _ = recv_until(ws, lambda m: m["type"] in ("error", "ready"))
+        assert err["code"] == "invalid_params" and err["field"] == "model"
+        open_lab(ws, "real-llm", {"model": "qwen3:tiny-qwen3"})
+        fs = generate(ws, prompt="the cat sat on", chat=False, max_new=3, temperature=0)
+    metas = [f["header"]["meta"] for f in fs]
+    assert len(fs) == 3 and metas[0]["n_layers"] == 2 and metas[0]["n_kv_heads"] == 2
+    for f, m in zip(fs, metas, strict=True):
+        assert f["tensors"]["new_token_attention"].shape == (2, 4, m["cache_rows"])
+        assert m["bytes_per_token"] == m["config_bytes_per_token"] == 2 * 2 * 2 * 24 * 4
+    model, tok = load_qwen3(folder)  # the same shared copy: its own greedy first token
+    with torch.inference_mode():
+        first = int(model(torch.tensor([tok.encode("the cat sat on").ids]))[0, -1].argmax())
+    assert metas[0]["token_id"] == first

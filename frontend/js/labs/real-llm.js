@@ -208,7 +208,7 @@ export default function mount(root, ctx) {
     if (!m) return;
     const rows = s ? m.cache_rows : 0;
     kvBar.firstChild.style.width = `${Math.min(100, (100 * rows) / m.context)}%`;
-    setText(kvText, t('real-llm.kv_text', { rows, per: (s ? m.bytes_per_token : m.config_bytes_per_token).toLocaleString(), total: bytes(s ? m.cache_bytes : 0), cfg: m.config_bytes_per_token.toLocaleString() }));
+    setText(kvText, t('real-llm.kv_text', { rows, per: (s ? m.bytes_per_token : m.config_bytes_per_token).toLocaleString(), total: bytes(s ? m.cache_bytes : 0), cfg: m.config_bytes_per_token.toLocaleString(), kv: m.n_kv_heads, dh: m.d_head, l: m.n_layers }));
     setText(kvLimit, t('real-llm.kv_limit', { limit: m.context, max: bytes(m.context * m.config_bytes_per_token) }));
   }
 
@@ -229,9 +229,11 @@ export default function mount(root, ctx) {
     const m = meta;
     if (!m) return;
     const mix = m.quant ? Object.entries(m.quant).map(([k, n]) => `${k} ${pct(n / m.quant_total)}`).join(', ') : null;
-    setText(quant, mix ? t('real-llm.quant_read', { mix, n: m.quant_total.toLocaleString(), mb: m.weights_mb }) : t('real-llm.quant_static'));
+    const qwen = m.model && m.model !== 'smollm2';
+    setText(quant, qwen ? t('real-llm.qwen_note', { model: m.model_title }) : mix ? t('real-llm.quant_read', { mix, n: m.quant_total.toLocaleString(), mb: m.weights_mb }) : t('real-llm.quant_static'));
+    pLayout.el.hidden = qwen; // the Q/K permutation is llama.cpp's: SmolLM2's GGUF only
     facts.show([
-      { label: 'Model', value: 'SmolLM2-135M-Instruct' },
+      { label: t('real-llm.f_model'), value: m.model_title || 'SmolLM2-135M-Instruct' },
       { label: t('real-llm.f_shape'), value: t('real-llm.f_shape_v', { l: m.n_layers, d: m.d_model, h: m.n_heads, kv: m.n_kv_heads, dh: m.d_head, ff: m.d_ff, theta: m.rope_theta.toLocaleString() }) },
       { label: t('real-llm.f_params'), value: m.n_params.toLocaleString() },
       { label: t('real-llm.f_vocab'), value: m.vocab.toLocaleString() },
@@ -293,7 +295,7 @@ export default function mount(root, ctx) {
       root.dataset.done = m.last ? '1' : '';
     },
     params() { drawLayout(); },
-    reset() {},
+    reset() { steps = []; odds = null; store.set('pick', null); drawAll(); }, // another model
     relabel() {
       for (const p of [pAsk, pCand, pLens, pAtt, pKv, pSpeed, pLayout, pFacts]) p.relabel();
       relabelStatic();
