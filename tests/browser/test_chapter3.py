@@ -32,7 +32,9 @@ def test_mlp_playground_trains_redraws_and_edits(live_server, page):
     assert page.evaluate(test_curve) > 100  # the test loss is measured every step too
     assert page.evaluate(BOUNDARY) != boundary  # the decision region moved
     assert page.evaluate(NEURONS) != neurons  # and so did the units' maps
-    assert page.locator(".pg-grad .chart").evaluate("e => e.data[0].x.length") == 3
+    # The dashboard's waterfall: a row per layer (2 hidden + the output), one column a step.
+    waterfall = page.get_attribute(".dash-waterfall canvas.wf-canvas", "aria-label")
+    assert waterfall.startswith("Gradient norm of 3 stages over "), waterfall
 
     # Click a weight, type 3: the server sets the torch parameter and the curve thickens.
     # The edit is a step of the run: the timeline and the loss curve get it.

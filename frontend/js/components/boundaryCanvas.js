@@ -3,17 +3,14 @@
 // and clicks turned into plane coordinates. Two classes: playground's orange–blue scale on
 // P(class 1). More classes: each pixel takes its most likely class's colour, paler where the
 // model is less sure. Probabilities arrive as a tensor [K, G, G] whose row 0 is the bottom.
-import { makeLut } from './neuronMaps.js';
+import { fitCanvas, makeLut, paintMap } from './mapGrid.js';
 
 export const CLASS_COLORS = ['#f59322', '#0877bd', '#2ca25f', '#8e44ad', '#d62728'];
-const TWO = makeLut(['#f59322', '#f7f7f5', '#0877bd']);
+const PAPER = '#f7f7f5';
+export const TWO = makeLut([CLASS_COLORS[0], PAPER, CLASS_COLORS[1]]);
+export const CLASS_LUTS = CLASS_COLORS.map((c) => makeLut([PAPER, c])); // paper -> the class colour
 const PAD = { l: 30, r: 8, t: 8, b: 24 };
-
-function rgb(hex) {
-  const n = parseInt(hex.slice(1), 16);
-  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
-}
-const CLASS_RGB = CLASS_COLORS.map(rgb);
+const sure = (v) => (v >= 0.5 ? 0.8 : 0.2); // "discretize": two flat colours
 
 /** el: a container; onClick(x1, x2, event) gets plane coordinates of a click inside the plot. */
 export function boundaryCanvas(el, { onClick = null } = {}) {
@@ -21,37 +18,29 @@ export function boundaryCanvas(el, { onClick = null } = {}) {
   canvas.className = 'boundary-canvas';
   el.append(canvas);
   const ctx = canvas.getContext('2d');
-  const scratch = document.createElement('canvas');
-  const sctx = scratch.getContext('2d');
   let box = null; // {x, y, size, extent}: where the plane is on the canvas
+  let winners = []; // per class: how much of its colour shows where it is the likeliest, else NaN
 
+  // Painted by mapGrid's painter (row 0 of the tensor is the bottom: flipRows).
   function region(p, K, discretize) {
     const [, rows, cols] = p.shape;
-    if (scratch.width !== cols || scratch.height !== rows) { scratch.width = cols; scratch.height = rows; }
-    const img = sctx.createImageData(cols, rows);
-    const px = img.data, n = rows * cols, d = p.data;
-    for (let r = 0; r < rows; r++) {
-      const src = (rows - 1 - r) * cols; // flip: row 0 of the tensor is the bottom
-      for (let c = 0; c < cols; c++) {
-        const o = (r * cols + c) * 4, s = src + c;
-        if (K === 2) {
-          let v = d[n + s]; // P(class 1)
-          if (discretize) v = v >= 0.5 ? 0.8 : 0.2;
-          const li = Math.max(0, Math.min(255, Math.round(v * 255))) * 4;
-          px[o] = TWO[li]; px[o + 1] = TWO[li + 1]; px[o + 2] = TWO[li + 2];
-        } else {
-          let best = 0;
-          for (let k = 1; k < K; k++) if (d[k * n + s] > d[best * n + s]) best = k;
-          // Confidence above chance, 0..1, mapped to how much of the class colour shows.
-          const conf = discretize ? 1 : Math.max(0, (d[best * n + s] - 1 / K) / (1 - 1 / K));
-          const a = 0.15 + 0.55 * conf;
-          const col = CLASS_RGB[best % CLASS_RGB.length];
-          for (let ch = 0; ch < 3; ch++) px[o + ch] = 247 * (1 - a) + col[ch] * a;
-        }
-        px[o + 3] = 255;
-      }
+    const n = rows * cols, d = p.data;
+    const at = { lut: TWO, range: [0, 1], flipRows: true, smooth: !discretize };
+    if (K === 2) { // P(class 1) on playground's orange–blue scale
+      paintMap(ctx, d, n, rows, cols, box.x, box.y, box.size, box.size, { ...at, transform: discretize ? sure : null });
+      return;
     }
-    sctx.putImageData(img, 0, 0);
+    if (winners.length !== K || winners[0].length !== n) winners = Array.from({ length: K }, () => new Float32Array(n));
+    for (let s = 0; s < n; s++) {
+      let best = 0;
+      for (let k = 1; k < K; k++) if (d[k * n + s] > d[best * n + s]) best = k;
+      // Confidence above chance, 0..1, mapped to how much of the class colour shows.
+      const conf = discretize ? 1 : Math.max(0, (d[best * n + s] - 1 / K) / (1 - 1 / K));
+      for (let k = 0; k < K; k++) winners[k][s] = k === best ? 0.15 + 0.55 * conf : NaN;
+    }
+    ctx.fillStyle = PAPER; // under the classes' maps: their edges blend into paper
+    ctx.fillRect(box.x, box.y, box.size, box.size);
+    winners.forEach((w, k) => paintMap(ctx, w, 0, rows, cols, box.x, box.y, box.size, box.size, { ...at, lut: CLASS_LUTS[k % CLASS_LUTS.length] }));
   }
 
   function dots(points, extent, { stroke, radius, from = 0, to = null }) {
@@ -105,23 +94,12 @@ export function boundaryCanvas(el, { onClick = null } = {}) {
      *     mine: how many of the last training points are the learner's}
      */
     draw(f) {
-      const dpr = window.devicePixelRatio || 1;
       const side = Math.max(200, Math.min(el.clientWidth || 320, 420));
-      if (canvas.width !== Math.round(side * dpr)) {
-        canvas.width = Math.round(side * dpr);
-        canvas.height = Math.round(side * dpr);
-        canvas.style.width = `${side}px`; // CSSOM: allowed by the content security policy
-        canvas.style.height = `${side}px`;
-      }
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      fitCanvas(canvas, side, side);
       ctx.clearRect(0, 0, side, side);
       const size = side - Math.max(PAD.l + PAD.r, PAD.t + PAD.b);
       box = { x: PAD.l, y: PAD.t, size, extent: f.extent };
-      if (f.probs) {
-        region(f.probs, f.classes, f.discretize);
-        ctx.imageSmoothingEnabled = !f.discretize;
-        ctx.drawImage(scratch, box.x, box.y, size, size);
-      }
+      if (f.probs) region(f.probs, f.classes, f.discretize);
       const n = f.train ? f.train.shape[0] : 0;
       ctx.save();
       ctx.beginPath();

@@ -4,6 +4,7 @@
 // survive a reload), a gradient waterfall (stage × step, log colour), a readout, and an
 // element where the lab's own pictures go. The view calls onScalars / onFrame / reset /
 // relabel from its own hooks; the dashboard listens to `ready` and `kept` itself.
+import { ensureCss } from '../core/css.js';
 import { num } from '../core/frame.js';
 import { addStrings, pick, t } from '../core/i18n.js';
 import { lineChart } from './lineChart.js';
@@ -59,16 +60,21 @@ export function paramDiff(before, after, schema) {
 /**
  * root: where the dashboard goes. ctx: the view's ctx (store, client, info, params).
  * opts.charts: [{title, keys: [{key, name, color?, dash?, markers?}] or () => keys, logY?, legend?: 'low',
- *   kept?: false}] (logY and legend may be functions; kept runs draw on a chart's first key)
+ *   kept?: false, keptKey?, yaxis?, cls?, hint?}] (logY and legend may be functions; kept runs draw on
+ *   the chart's `keptKey`, else its first key; yaxis: extra plotly y-axis layout, e.g. a range;
+ *   cls: a class for the chart's panel; hint: its hint's i18n key)
  * opts.waterfall (true), opts.readout ((frame, arms) => extra rows, or false: no readout panel),
- * opts.keep (true: the Keep button), opts.curvesMs (how often the curves take new rows).
+ * opts.keep (true: the Keep button), opts.curvesMs (how often the curves take new rows),
+ * opts.armTitles (name arms by their zh/en `title` from frame meta, not their label).
  */
 export function dashboard(root, ctx, opts = {}) {
   const { store, client, info } = ctx;
   const {
     charts = [{ title: 'dash.loss', keys: [{ key: 'loss', name: 'dash.train_loss' }], logY: true }],
     waterfall: withWaterfall = true, readout: extraRows = () => [], keep: withKeep = true, curvesMs = 300,
+    armTitles = false,
   } = opts;
+  ensureCss('/css/map-grid.css'); // the kit's styles (the bar, the kept chips, the waterfall)
   const el = div('dashboard');
   root.append(el);
   const bar = div('dash-bar');
@@ -88,7 +94,10 @@ export function dashboard(root, ctx, opts = {}) {
   // -- curves -------------------------------------------------------------------------------
   const keysOf = (c) => (typeof c.keys === 'function' ? c.keys() : c.keys);
   const nameOf = (key) => (typeof key.name === 'function' ? key.name() : t(key.name || key.key));
-  const armLabel = (i) => arms[i]?.label ?? t('dash.arm', { i });
+  // An arm's name in legends and the readout: its label (MHA, Adam), or with armTitles its
+  // zh/en title from frame meta where the lab gives one (a lab whose titles are names, not
+  // descriptions: optimizers' "Adam without bias correction").
+  const armLabel = (i) => (arms[i] ? (armTitles && pick(arms[i].title)) || arms[i].label : t('dash.arm', { i }));
   const many = () => arms.length > 1;
   const scalar = (i, key) => (many() ? `arm.${i}.${key}` : key);
 
@@ -100,7 +109,7 @@ export function dashboard(root, ctx, opts = {}) {
   }
 
   function keptTraces(c) {
-    const first = keysOf(c)[0];
+    const first = keysOf(c).find((k) => k.key === c.keptKey) || keysOf(c)[0];
     if (!first || c.kept === false) return [];
     const out = [];
     kept.forEach((run, j) => {
@@ -135,8 +144,9 @@ export function dashboard(root, ctx, opts = {}) {
   }
 
   const boxes = charts.map((c) => {
-    const p = panel(grid, typeof c.title === 'string' ? c.title : null);
+    const p = panel(grid, typeof c.title === 'string' ? c.title : null, { hint: c.hint || null });
     p.el.classList.add('dash-chart');
+    if (c.cls) p.el.classList.add(c.cls);
     return { spec: c, panel: p, chart: null, sig: null };
   });
 
@@ -149,9 +159,10 @@ export function dashboard(root, ctx, opts = {}) {
     b.sig = sig;
     const low = val(b.spec.legend) === 'low'; // rising curves leave the bottom right free
     const legend = { orientation: 'v', x: 1, xanchor: 'right', y: low ? 0.05 : 1, yanchor: low ? 'bottom' : 'top', bgcolor: 'rgba(255,255,255,0.75)', font: { size: 11 } };
-    b.chart = lineChart(b.panel.chart, { traces: tr, logY, xTitle: 'step', legend }); // replaces the old plot
+    // The rows so far are drawn with the new chart at once, never queued behind other charts'
+    // redraws (a fork rebuilds every chart: one waiting its turn would stay empty for seconds).
     const all = [...keptRows, ...rows.slice(0, rows.length - pending.length)]; // pending rows: added at the flush
-    if (all.length) b.chart.add(all);
+    b.chart = lineChart(b.panel.chart, { traces: tr, logY, xTitle: 'step', legend, yaxis: b.spec.yaxis, rows: all }); // replaces the old plot
     return true;
   }
   const ensureAll = () => boxes.forEach(ensure);
@@ -215,9 +226,10 @@ export function dashboard(root, ctx, opts = {}) {
     armsFromMeta = armsFromMeta || fromMeta;
     if (same) return;
     arms = next;
-    wf?.setArms(arms);
+    nameWaterfall();
     rebuild();
   }
+  const nameWaterfall = () => wf?.setArms(arms.map((a, i) => ({ ...a, label: armLabel(i) }))); // as the legends
   function armsFromRows(newRows) {
     if (armsFromMeta) return;
     let most = -1;
@@ -366,6 +378,7 @@ export function dashboard(root, ctx, opts = {}) {
       pWf?.relabel();
       pRead?.relabel();
       rebuild();
+      nameWaterfall();
       wf?.redraw();
       renderBar();
       showReadout();

@@ -7,8 +7,9 @@ import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleCost, whenPlotly } 
  * traces: [{key: 'loss', name: 'loss', color?, dash?, markers?}] read from scalar rows'
  * values; `markers` for a sparse series (a held-out evaluation every N steps): its points show.
  * Non-finite values are skipped (a diverged loss is shown by the readout, not an infinite axis).
+ * yaxis: extra y-axis layout (a range, a tick format); rows: the rows so far, drawn with the chart.
  */
-export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null }) {
+export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null, yaxis = null, rows = null }) {
   // A line through one point draws nothing: a curve shows its point as a marker until it
   // has two (a loss at step 0, a run just reset), then becomes a plain line.
   const points = traces.map(() => 0);
@@ -30,7 +31,7 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     showlegend: traces.length > 1,
     legend: legend || { orientation: 'h', y: 1.12, x: 1, xanchor: 'right' },
     xaxis: { title: { text: xTitle }, zeroline: false },
-    yaxis: { title: { text: yTitle }, type: logY ? 'log' : 'linear', exponentformat: 'power' },
+    yaxis: { title: { text: yTitle }, type: logY ? 'log' : 'linear', exponentformat: 'power', ...yaxis },
   });
   const owner = {};
   el.lineChartOwner = owner; // a chart rebuilt on this element drops this one's late batch
@@ -39,35 +40,47 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
   let drawn = false; // plotly may arrive after the view is built: rows wait in the buffer
   // Batched: a curve with thousands of points costs tens of ms to extend, and frames
   // (attention maps, heatmaps) must still be drawn between two extensions.
-  const flush = throttleCost(() => {
+  const draw = () => {
     if (!drawn || el.lineChartOwner !== owner) return;
     const idx = [], xs = [], ys = [];
     buffer.forEach((b, i) => { if (b.x.length) { idx.push(i); xs.push(b.x); ys.push(b.y); } });
     buffer = traces.map(() => ({ x: [], y: [] }));
     if (idx.length) Plotly.extendTraces(el, { x: xs, y: ys }, idx, maxPoints);
     restyleModes();
-  });
-  whenPlotly(() => {
-    if (el.lineChartOwner !== owner) return;
-    // The rows that came first are drawn with the chart, not extended into it.
+  };
+  const flush = throttleCost(draw);
+  const take = (newRows) => {
+    for (const { step, values } of newRows) {
+      traces.forEach((tr, i) => {
+        const v = values[tr.key];
+        if (finite(v) && (!logY || v > 0)) { buffer[i].x.push(step); buffer[i].y.push(v); count++; points[i]++; }
+      });
+    }
+  };
+  if (rows) take(rows); // drawn with the chart itself, outside the shared redraw budget
+  // The buffered rows drawn as the chart's data, not extended into it: extending an empty
+  // curve by 1,500 points costs plotly seconds, drawing them whole a tenth of that.
+  const whole = (plot) => {
     buffer.forEach((b, i) => { data[i].x = b.x.slice(-maxPoints); data[i].y = b.y.slice(-maxPoints); });
     buffer = traces.map(() => ({ x: [], y: [] }));
     data.forEach((d, i) => { d.mode = modeOf(i); });
     modes = data.map((d) => d.mode);
-    Plotly.newPlot(el, data, layout, CONFIG);
+    plot(el, data, el.layout || layout, CONFIG);
+  };
+  whenPlotly(() => {
+    if (el.lineChartOwner !== owner) return;
+    whole(Plotly.newPlot);
     drawn = true;
   });
   return {
     el,
     get count() { return count; },
-    add(rows) {
-      for (const { step, values } of rows) {
-        traces.forEach((tr, i) => {
-          const v = values[tr.key];
-          if (finite(v) && (!logY || v > 0)) { buffer[i].x.push(step); buffer[i].y.push(v); count++; points[i]++; }
-        });
-      }
-      if (drawn) flush();
+    add(newRows) {
+      const empty = count === 0;
+      take(newRows);
+      // An empty chart's first points (a fork's history, a new run) are drawn at once: cheap
+      // with no long curve to redraw, and a chart must never wait empty behind the others.
+      if (drawn) (empty ? whole(Plotly.react) : flush());
     },
     clear() {
       buffer = traces.map(() => ({ x: [], y: [] }));

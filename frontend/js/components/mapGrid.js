@@ -20,6 +20,7 @@ const STOPS = {
   diverging: ['#f59322', '#e8eaeb', '#0877bd'], // TensorFlow Playground: orange (−) · grey (0) · blue (+)
   greys: ['#ffffff', '#141414'],
   blues: ['#f7fbff', '#6baed6', '#08306b'],
+  rdbu: ['#2166ac', '#67a9cf', '#f7f7f7', '#ef8a62', '#b2182b'], // blue (−) · white (0) · red (+): signed weights
 };
 const MASKED = [236, 233, 226]; // cells a mask hides: page-like, not "value 0"
 const HOT = 'rgba(255, 120, 0, 0.95)';
@@ -43,7 +44,7 @@ export function makeLut(stops = STOPS.viridis) {
   return out;
 }
 
-/** The named tables: viridis, diverging (the playground's), greys, blues. */
+/** The named tables: viridis, diverging (the playground's), greys, blues, rdbu. */
 export const LUTS = Object.fromEntries(Object.entries(STOPS).map(([k, v]) => [k, makeLut(v)]));
 export const PLAYGROUND_STOPS = STOPS.diverging;
 
@@ -57,10 +58,11 @@ let image = null;
  * Paint rows × cols values (row-major from `offset`) into ctx at (x, y, w, h): one
  * putImageData. opts: lut (a makeLut table, default viridis), range [lo, hi] (default [0, 1]),
  * masked(i, j) -> true paints the cell as hidden, flipRows (row 0 at the bottom), smooth,
- * log (colour by log10 of the value; range then in log10 units), alpha.
+ * log (colour by log10 of the value; range then in log10 units), transform (v -> the value
+ * coloured, e.g. a threshold), alpha. A non-finite value is left transparent.
  */
 export function paintMap(ctx, data, offset, rows, cols, x, y, w, h, opts = {}) {
-  const { lut = LUTS.viridis, range = [0, 1], masked = null, flipRows = false, smooth = false, log = false, alpha = 1 } = opts;
+  const { lut = LUTS.viridis, range = [0, 1], masked = null, flipRows = false, smooth = false, log = false, transform = null, alpha = 1 } = opts;
   if (scratch.width !== cols || scratch.height !== rows) { scratch.width = cols; scratch.height = rows; image = null; }
   image = image || sctx.createImageData(cols, rows);
   const px = image.data;
@@ -73,6 +75,7 @@ export function paintMap(ctx, data, offset, rows, cols, x, y, w, h, opts = {}) {
       if (masked && masked(i, j)) { px[o] = MASKED[0]; px[o + 1] = MASKED[1]; px[o + 2] = MASKED[2]; px[o + 3] = 255; continue; }
       let v = data[src + j];
       if (log) v = v > 0 ? Math.log10(v) : NaN;
+      if (transform) v = transform(v);
       if (!Number.isFinite(v)) { px[o + 3] = 0; continue; } // nothing there: the page shows
       const li = Math.max(0, Math.min(255, Math.round((v - lo) * scale))) * 4;
       px[o] = lut[li]; px[o + 1] = lut[li + 1]; px[o + 2] = lut[li + 2]; px[o + 3] = 255;
@@ -84,6 +87,15 @@ export function paintMap(ctx, data, offset, rows, cols, x, y, w, h, opts = {}) {
   ctx.imageSmoothingEnabled = smooth;
   ctx.drawImage(scratch, x, y, w, h);
   ctx.restore();
+}
+
+/** An element of the kit's pictures: part('div', 'mg-tip', {hidden: true, role: 'img'}). */
+export function part(tag, className, { hidden = false, role = null } = {}) {
+  const e = document.createElement(tag);
+  e.className = className;
+  if (hidden) e.hidden = true;
+  if (role) e.setAttribute('role', role);
+  return e;
 }
 
 /** A canvas sized to its CSS box at the device pixel ratio; returns its 2-D context. */
@@ -123,7 +135,8 @@ function normalize(input) {
   return { maps, groups, per };
 }
 
-function rangeOf(maps, kind) {
+/** [lo, hi] of the finite values of maps [{data, offset, rows, cols}]; kind 'symmetric': ±max|v|. */
+export function rangeOf(maps, kind) {
   let lo = Infinity, hi = -Infinity;
   for (const m of maps) {
     for (let i = m.offset, end = m.offset + m.rows * m.cols; i < end; i++) {
@@ -147,15 +160,9 @@ export function mapGrid(el, opts = {}) {
   ensureCss(CSS);
   el.classList.add('map-grid');
   const lut = lutOf(colormap);
-  const canvas = document.createElement('canvas');
-  canvas.className = 'mg-main';
-  canvas.setAttribute('role', 'img');
-  const tip = document.createElement('div');
-  tip.className = 'mg-tip';
-  tip.hidden = true;
-  const zoom = document.createElement('div');
-  zoom.className = 'mg-zoom';
-  zoom.hidden = true;
+  const canvas = part('canvas', 'mg-main', { role: 'img' });
+  const tip = part('div', 'mg-tip', { hidden: true });
+  const zoom = part('div', 'mg-zoom', { hidden: true });
   zoom.innerHTML = '<div class="mg-zoom-box" role="dialog"><div class="mg-zoom-head"><b></b><button type="button" class="mg-close">×</button></div><canvas></canvas></div>';
   const zCanvas = zoom.querySelector('canvas');
   const zTitle = zoom.querySelector('b');

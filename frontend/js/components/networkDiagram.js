@@ -5,6 +5,7 @@
 // off; the +/− buttons change the hidden layers. It draws only what it is given.
 import { ensureCss } from '../core/css.js';
 import { addStrings, t } from '../core/i18n.js';
+import { part } from './mapGrid.js';
 import { DIVERGING, neuronMaps } from './neuronMaps.js';
 import { fmt } from './plot.js';
 
@@ -58,14 +59,9 @@ export function networkDiagram(el, { onEditWeight, onEditBias, onToggleInput, on
   el.append(bar, stage);
   const maps = neuronMaps(stage, { className: 'nd-maps' });
   const root = svg('svg', { class: 'nd-svg' });
-  const heads = document.createElement('div');
-  heads.className = 'nd-heads';
-  const tip = document.createElement('div');
-  tip.className = 'nd-tip';
-  tip.hidden = true;
-  const editor = document.createElement('form');
-  editor.className = 'nd-editor';
-  editor.hidden = true;
+  const heads = part('div', 'nd-heads');
+  const tip = part('div', 'nd-tip', { hidden: true });
+  const editor = part('form', 'nd-editor', { hidden: true });
   editor.innerHTML = '<label><span></span> <input type="number" step="0.1" required></label> <button type="submit">OK</button>';
   stage.append(root, heads, tip, editor);
 

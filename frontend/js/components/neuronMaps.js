@@ -1,7 +1,7 @@
 // Small heatmaps at positions a caller lays out (the network diagram puts one on every
 // node), painted by mapGrid's painter (one putImageData a map). Maps arrive as decoded
 // tensors [K, G, G] whose row 0 is the *bottom* of the plane (x2 = −extent), so rows flip.
-import { LUTS, paintMap } from './mapGrid.js';
+import { fitCanvas, LUTS, paintMap } from './mapGrid.js';
 
 export { makeLut, PLAYGROUND_STOPS } from './mapGrid.js';
 export const DIVERGING = LUTS.diverging;
@@ -21,18 +21,9 @@ export function neuronMaps(el, { className = 'neuron-maps' } = {}) {
   canvas.className = className;
   el.append(canvas);
   const ctx = canvas.getContext('2d');
-  let cssW = 0, cssH = 0;
 
   function resize(w, h) {
-    const dpr = window.devicePixelRatio || 1;
-    if (w !== cssW || h !== cssH || canvas.width !== Math.round(w * dpr)) {
-      cssW = w; cssH = h;
-      canvas.width = Math.round(w * dpr);
-      canvas.height = Math.round(h * dpr);
-      canvas.style.width = `${w}px`; // CSSOM: allowed by the content security policy
-      canvas.style.height = `${h}px`;
-    }
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    fitCanvas(canvas, w, h); // at the device pixel ratio
     ctx.clearRect(0, 0, w, h);
   }
 

@@ -48,6 +48,10 @@ export function throttleFrame(fn) {
 // (a click's one redraw runs at once; a stream of them settles at the share).
 const COSTLY_SHARE = 0.1;
 const COSTLY_BURST = 100;
+// A redraw that cost more than this is charged only this much: one slow extension (a loaded
+// machine, a long curve) never makes the next chart in the queue wait more than
+// COSTLY_DEBT / COSTLY_SHARE ms (0.5 s), so no chart starves behind the others.
+const COSTLY_DEBT = 50;
 const costly = { queue: new Map(), scheduled: false, credit: COSTLY_BURST, at: 0 }; // queue: fn -> latest args
 
 function refill(now) {
@@ -68,7 +72,7 @@ function runCostly() {
   } finally {
     const end = performance.now();
     refill(end);
-    costly.credit -= end - t0;
+    costly.credit = Math.max(-COSTLY_DEBT, costly.credit - (end - t0));
     if (costly.queue.size) scheduleCostly(Math.max(0, -costly.credit / COSTLY_SHARE));
   }
 }

@@ -5,7 +5,7 @@
 // cell: stage, step and value.
 import { ensureCss } from '../core/css.js';
 import { addStrings, t } from '../core/i18n.js';
-import { fitCanvas, LUTS, paintMap } from './mapGrid.js';
+import { fitCanvas, LUTS, paintMap, part } from './mapGrid.js';
 import { finite, fmt } from './plot.js';
 
 addStrings({
@@ -21,14 +21,9 @@ const MAX_ROWS_PX = 360;
 export function waterfall(el, { lut = LUTS.viridis } = {}) {
   ensureCss('/css/map-grid.css');
   el.classList.add('waterfall');
-  const canvas = document.createElement('canvas');
-  canvas.className = 'wf-canvas';
-  canvas.setAttribute('role', 'img');
-  const tip = document.createElement('div');
-  tip.className = 'mg-tip wf-tip';
-  tip.hidden = true;
-  const empty = document.createElement('p');
-  empty.className = 'hint wf-empty';
+  const canvas = part('canvas', 'wf-canvas', { role: 'img' });
+  const tip = part('div', 'mg-tip wf-tip', { hidden: true });
+  const empty = part('p', 'hint wf-empty');
   el.append(canvas, tip, empty);
 
   let steps = []; // every step seen, in order

@@ -1,22 +1,22 @@
-// View of `digits`: an MLP learning scikit-learn's 8×8 digits. Loss and accuracy curves (with
-// earlier runs kept as dashed ghosts, so ablations compare on one chart), the first layer's
-// weights as 8×8 templates, the confusion matrix, misclassified test images, per-layer
-// gradient norms, one test image's activations, and a pad the learner draws on: the server
-// reduces the drawing to 8×8 counts and answers with the softmax. No model math here.
+// View of `digits`: an MLP learning scikit-learn's 8×8 digits, on the training dashboard: loss
+// and accuracy curves (a kept run's test accuracy dashed beside, so ablations compare on one
+// chart) and the per-layer gradient waterfall; then the first layer's weights as 8×8
+// templates, the confusion matrix, misclassified test images, one test image's activations,
+// and a pad the learner draws on: the server reduces the drawing to 8×8 counts and answers
+// with the softmax. No model math here.
 import { addStrings } from '../core/i18n.js';
 import { rows2d } from '../core/frame.js';
 import { bars } from '../components/bars.js';
 import { drawPad } from '../components/drawPad.js';
-import { lineChart } from '../components/lineChart.js';
+import { dashboard } from '../components/dashboard.js';
 import { panel } from '../components/panel.js';
-import { baseLayout, COLORS, CONFIG, finite, fmt, Plotly, throttleFrame } from '../components/plot.js';
+import { baseLayout, COLORS, CONFIG, fmt, Plotly, throttleFrame } from '../components/plot.js';
 import { readout } from '../components/readout.js';
 import { templateGrid } from '../components/templateGrid.js';
 import { STRINGS } from './digits/strings.js';
 
 
 const ACT_ROW = 32; // an activation vector is drawn in rows of this many units
-const GHOSTS = 3; // earlier runs kept on the accuracy chart
 
 export const stylesheet = '/css/labs/digits.css'; // the shell loads it
 
@@ -52,7 +52,7 @@ function strips(parent) {
           const label = el('span', '', line);
           label.textContent = name;
           const holder = el('div', '', line);
-          row = { line, grid: templateGrid(holder, { cols: 1, scale: 8, gap: 1, lut: 'diverging', describe: () => name }) };
+          row = { line, grid: templateGrid(holder, { cols: 1, scale: 8, gap: 1, lut: 'rdbu', describe: () => name }) };
           rows.set(name, row);
         }
         row.grid.draw(asRows(t));
@@ -66,72 +66,39 @@ export default function mount(root, ctx) {
   const { t, store, setParams } = ctx;
   addStrings(STRINGS);
   root.innerHTML = '';
-  const grid = el('div', 'view-grid digits-view', root);
+  const view = el('div', 'digits-view', root);
+
+  // -- the dashboard: loss (log ticks at 1, 2, 5 of each decade, written out: 0.5, not a bare
+  // 5), accuracy with the kept runs' test accuracy, the gradient waterfall ------------------
+  const dash = dashboard(view, ctx, {
+    charts: [
+      {
+        title: 'digits.loss_chart', cls: 'digits-loss', logY: true, yaxis: { dtick: 'D2', tickformat: '~g' },
+        keys: [{ key: 'loss', name: 'digits.train_loss' }, { key: 'test_loss', name: 'digits.test_loss', color: COLORS[1] }],
+      },
+      {
+        title: 'digits.acc_chart', cls: 'digits-acc', hint: 'digits.ghost_hint', keptKey: 'test_acc', yaxis: { range: [0, 1.02], tickformat: '.0%' },
+        keys: [{ key: 'train_acc', name: 'digits.train_acc' }, { key: 'test_acc', name: 'digits.test_acc', color: COLORS[1] }],
+      },
+    ],
+    readout: false, // the lab's facts panel is its readout
+  });
+  const grid = dash.grid;
 
   // -- panels ---------------------------------------------------------------------------
-  const pLoss = panel(grid, 'digits.loss_chart');
-  const pAcc = panel(grid, 'digits.acc_chart', { hint: 'digits.ghost_hint' });
   const pDraw = panel(grid, 'digits.draw', { chart: false, hint: 'digits.draw_hint' });
   const pTpl = panel(grid, 'digits.templates', { chart: false, wide: true, hint: 'digits.tpl_hint' });
   const pSample = panel(grid, 'digits.sample', { chart: false });
   const pConf = panel(grid, 'digits.confusion');
-  const pGrad = panel(grid, 'digits.grads');
   const pMiss = panel(grid, 'digits.mistakes', { chart: false, hint: 'digits.mistakes_hint' });
   const pInfo = panel(grid, 'digits.info', { chart: false });
   pInfo.el.classList.add('full');
   // Stable hooks for tests and for anyone styling the view.
-  pLoss.el.classList.add('digits-loss');
-  pAcc.el.classList.add('digits-acc');
   pDraw.el.classList.add('digits-draw');
   pTpl.el.classList.add('digits-templates');
   pSample.el.classList.add('digits-sample');
   pConf.el.classList.add('digits-confusion');
-  pGrad.el.classList.add('digits-grads');
   pMiss.el.classList.add('digits-mistakes');
-
-  // Loss: the training batch every step, the test split every N steps.
-  const loss = lineChart(pLoss.chart, {
-    traces: [{ key: 'loss', name: t('digits.train_loss') }, { key: 'test_loss', name: t('digits.test_loss'), color: COLORS[1] }],
-    logY: true, xTitle: 'step',
-  });
-  // Names in the current language; log ticks at 1, 2, 5 of each decade, written out (0.5, not
-  // a bare 5), readable when the chart is short. Again after every clear (it restores both).
-  const styleLoss = () => {
-    Plotly.restyle(pLoss.chart, { name: [t('digits.train_loss'), t('digits.test_loss')] }, [0, 1]);
-    Plotly.relayout(pLoss.chart, { 'yaxis.dtick': 'D2', 'yaxis.tickformat': '~g' });
-  };
-  styleLoss();
-
-  // Accuracy with ghosts of earlier runs.
-  const accTraces = () => [
-    { x: [], y: [], type: 'scatter', mode: 'lines', name: t('digits.train_acc'), line: { color: COLORS[0], width: 2 } },
-    { x: [], y: [], type: 'scatter', mode: 'lines', name: t('digits.test_acc'), line: { color: COLORS[1], width: 2 } },
-  ];
-  const accLayout = () => baseLayout({
-    showlegend: true, legend: { orientation: 'h', y: 1.14, x: 1, xanchor: 'right' },
-    xaxis: { title: { text: 'step' }, zeroline: false }, yaxis: { range: [0, 1.02], tickformat: '.0%' },
-  });
-  Plotly.newPlot(pAcc.chart, accTraces(), accLayout(), CONFIG);
-  let ghosts = []; // [{x, y, label}]
-  let cur = { x: [], y: [], tx: [], ty: [] }; // this run's accuracies (test kept as a ghost)
-  let accBuf = [{ x: [], y: [] }, { x: [], y: [] }];
-  const flushAcc = throttleFrame(() => {
-    const idx = [0, 1].filter((i) => accBuf[i].x.length);
-    if (idx.length) Plotly.extendTraces(pAcc.chart, { x: idx.map((i) => accBuf[i].x), y: idx.map((i) => accBuf[i].y) }, idx);
-    accBuf = [{ x: [], y: [] }, { x: [], y: [] }];
-  });
-  const redrawAcc = () => {
-    accBuf = [{ x: [], y: [] }, { x: [], y: [] }]; // cur already holds them
-    const traces = accTraces();
-    traces[0].x = cur.tx.slice(); traces[0].y = cur.ty.slice();
-    traces[1].x = cur.x.slice(); traces[1].y = cur.y.slice();
-    ghosts.forEach((g, i) => traces.push({ x: g.x, y: g.y, type: 'scatter', mode: 'lines', name: g.label, line: { color: COLORS[(i + 2) % COLORS.length], width: 1.5, dash: 'dash' }, opacity: 0.8 }));
-    Plotly.react(pAcc.chart, traces, accLayout(), CONFIG);
-  };
-  const ghostBtn = el('button', '', pAcc.el);
-  ghostBtn.type = 'button';
-  ghostBtn.onclick = () => { ghosts = []; redrawAcc(); };
-  const runLabel = (p) => `${p.init} · ${p.loss} · ${p.activation} · ${p.batch === 'full' ? 'full' : `mb${p.batch_size}`} · lr ${p.lr}`;
 
   // The drawing pad, what the model sees of it, and its softmax.
   const drawRow = el('div', 'row', pDraw.body);
@@ -193,7 +160,7 @@ export default function mount(root, ctx) {
   const perMap = el('input', '', perMapLabel);
   perMap.type = 'checkbox';
   const perMapText = el('span', '', perMapLabel);
-  const tpl = templateGrid(pTpl.body, { cols: 16, scale: 5, gap: 3, gapColor: '#ffffff', lut: 'diverging', describe: (i) => t('digits.unit', { i }) });
+  const tpl = templateGrid(pTpl.body, { cols: 16, scale: 5, gap: 3, gapColor: '#ffffff', lut: 'rdbu', describe: (i) => t('digits.unit', { i }) });
   let lastTpl = null;
   perMap.onchange = () => { if (lastTpl) tpl.draw(lastTpl, { perMap: perMap.checked }); };
 
@@ -235,8 +202,6 @@ export default function mount(root, ctx) {
       texttemplate: '%{z}', hovertemplate: `${t('digits.true')} %{y} → ${t('digits.predicted')} %{x}: %{z}<extra></extra>`,
     }], confLayout(), CONFIG);
   });
-
-  const grads = bars(pGrad.chart, { logY: true, color: COLORS[3] });
 
   // Misclassified test images: click one to show it in the sample panel.
   let mistakes = [];
@@ -295,7 +260,6 @@ export default function mount(root, ctx) {
   }
 
   function relabelStatic() {
-    ghostBtn.textContent = t('digits.clear_ghosts');
     clearBtn.textContent = t('digits.clear');
     fitText.textContent = t('digits.fit');
     perMapText.textContent = t('digits.per_map');
@@ -316,6 +280,7 @@ export default function mount(root, ctx) {
   return {
     frame(f) {
       last = f;
+      dash.onFrame(f);
       showSel.disabled = store.get('role') !== 'driver';
       const tn = f.tensors;
       if (tn.templates) { lastTpl = tn.templates; tpl.draw(tn.templates, { perMap: perMap.checked }); }
@@ -323,7 +288,6 @@ export default function mount(root, ctx) {
         const key = tn.confusion.data.join(','); // counts change rarely once trained: skip equal redraws
         if (key !== lastConf) { lastConf = key; drawConf(tn.confusion); }
       }
-      if (tn.grad_norm) grads.draw(tn.grad_norm.labels, Array.from(tn.grad_norm.data, (v) => Math.max(v, 1e-12)));
       if (f.meta.sample) drawSample(f);
       if (f.meta.mistakes) drawMistakes(f);
       drawInfo(f);
@@ -345,27 +309,14 @@ export default function mount(root, ctx) {
     params(p) {
       showSel.value = p.templates;
     },
-    scalars(rows) {
-      loss.add(rows);
-      for (const { step, values } of rows) {
-        if (finite(values.train_acc)) { accBuf[0].x.push(step); accBuf[0].y.push(values.train_acc); cur.tx.push(step); cur.ty.push(values.train_acc); }
-        if (finite(values.test_acc)) { accBuf[1].x.push(step); accBuf[1].y.push(values.test_acc); cur.x.push(step); cur.y.push(values.test_acc); }
-      }
-      flushAcc();
-    },
+    scalars(rows) { dash.onScalars(rows); },
     reset() {
       lastConf = '';
-      // The run that just ended (if it got anywhere) becomes a ghost on the accuracy chart.
-      if (cur.x.length > 1) ghosts = [{ x: cur.x, y: cur.y, label: runLabel(store.get('params')) }, ...ghosts].slice(0, GHOSTS);
-      cur = { x: [], y: [], tx: [], ty: [] };
-      loss.clear();
-      styleLoss();
-      redrawAcc();
+      dash.reset();
     },
     relabel() {
-      for (const p of [pLoss, pAcc, pDraw, pTpl, pSample, pConf, pGrad, pMiss, pInfo]) p.relabel();
-      styleLoss();
-      Plotly.restyle(pAcc.chart, { name: [t('digits.train_acc'), t('digits.test_acc')] }, [0, 1]);
+      for (const p of [pDraw, pTpl, pSample, pConf, pMiss, pInfo]) p.relabel();
+      dash.relabel();
       if (last && last.tensors.confusion) drawConf(last.tensors.confusion); // titles and hover text
       relabelStatic();
       if (last) { drawInfo(last); if (last.meta.sample) drawSample(last); if (last.meta.mistakes) drawMistakes(last); }

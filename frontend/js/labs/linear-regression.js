@@ -1,26 +1,30 @@
-// View of `linear-regression`: loss curve, loss surface with the descent path, the fit, the
-// gradients autograd computed, and the critical learning rate. Everything drawn comes from
-// the server's frames and scalars; the page computes no model math.
+// View of `linear-regression`, on the training dashboard (the loss curve, with kept runs):
+// the loss surface with the descent path, the fit, the gradients autograd computed, and the
+// critical learning rate. Everything drawn comes from the server's frames and scalars; the
+// page computes no model math. live-stream.js extends this view (mount's returned hooks).
 import { heatmap, linspace } from '../components/heatmap.js';
 import { rows2d } from '../core/frame.js';
-import { lineChart } from '../components/lineChart.js';
+import { dashboard } from '../components/dashboard.js';
 import { bars } from '../components/bars.js';
 import { readout } from '../components/readout.js';
 import { panel } from '../components/panel.js';
 import { CONFIG, baseLayout, Plotly, throttleFrame } from '../components/plot.js';
 
-export default function mount(root, { t, store, setParams }) {
+export default function mount(root, ctx) {
+  const { t, store, setParams } = ctx;
   root.innerHTML = '';
-  const grid = document.createElement('div');
-  grid.className = 'view-grid';
-  root.append(grid);
-  const pLoss = panel(grid, 'lr_reg_loss_chart');
+  // One parameter vector, one stage: a gradient waterfall would be a single row; the
+  // per-parameter gradients below say more.
+  const dash = dashboard(root, ctx, {
+    charts: [{ title: 'lr_reg_loss_chart', keys: [{ key: 'loss', name: 'loss' }], logY: true }],
+    waterfall: false, readout: false,
+  });
+  const grid = dash.grid;
   const pSurf = panel(grid, 'lr_surface');
   const pFit = panel(grid, 'lr_fit', { hint: 'lr_click_hint' });
   const pGrad = panel(grid, 'lr_grads');
   const pRead = panel(grid, null, { chart: false });
 
-  const loss = lineChart(pLoss.chart, { traces: [{ key: 'loss', name: t('loss') }], logY: true, xTitle: 'step' });
   const surf = heatmap(pSurf.chart, {
     colorbarTitle: 'log10 L',
     overlays: [
@@ -116,6 +120,7 @@ export default function mount(root, { t, store, setParams }) {
   return {
     frame(f) {
       last = f;
+      dash.onFrame(f);
       const m = f.meta;
       if (f.tensors.loss_surface) {
         const s = m.surface;
@@ -146,19 +151,20 @@ export default function mount(root, { t, store, setParams }) {
     },
     scalars(newRows) {
       rows.push(...newRows);
-      loss.add(newRows);
+      dash.onScalars(newRows);
       drawPath();
     },
     reset() {
       rows = [];
       fitKind = null;
       axes = null;
-      loss.clear();
+      dash.reset();
       drawPath();
     },
     relabel() {
       fitKind = null;
-      for (const p of [pLoss, pSurf, pFit, pGrad]) p.relabel();
+      for (const p of [pSurf, pFit, pGrad]) p.relabel();
+      dash.relabel();
       if (last) { drawFit(last); drawInfo(last); }
     },
   };

@@ -1,9 +1,10 @@
 // View of `logistic`: the model's p over the plane with the points and the threshold line,
 // the confusion matrix and precision/recall/accuracy at the threshold (counted on the
-// server), the "always say no" baseline, the BCE curve and θ. Clicking adds a point.
+// server), the "always say no" baseline and θ; the training dashboard draws the BCE curve
+// (with kept runs) and accuracy / precision / recall against the baseline. Clicking adds a point.
 import { addStrings } from '../core/i18n.js';
 import { addPoint, boundaryPlot, removeNearest } from '../components/boundaryPlot.js';
-import { lineChart } from '../components/lineChart.js';
+import { dashboard } from '../components/dashboard.js';
 import { bars } from '../components/bars.js';
 import { readout } from '../components/readout.js';
 import { panel } from '../components/panel.js';
@@ -82,20 +83,34 @@ export const stylesheet = '/css/labs/logistic.css'; // the shell loads it
 
 const pct = (v) => `${(100 * v).toFixed(1)}%`;
 
-export default function mount(root, { t, store, params, setParams }) {
+export default function mount(root, ctx) {
+  const { t, store, params, setParams } = ctx;
   root.innerHTML = '';
-  const grid = document.createElement('div');
-  grid.className = 'view-grid logistic-view';
-  root.append(grid);
-  const pBound = panel(grid, 'logistic.boundary', { hint: 'logistic.boundary_hint' });
+  const view = document.createElement('div');
+  view.className = 'logistic-view';
+  root.append(view);
+  // One weight vector, one stage: no waterfall. The metrics panel is the readout.
+  const dash = dashboard(view, ctx, {
+    charts: [
+      { title: 'logistic.loss', cls: 'logistic-loss', keys: [{ key: 'loss', name: () => 'BCE' }] },
+      {
+        title: 'logistic.curves', cls: 'logistic-curves', kept: false,
+        keys: [
+          { key: 'accuracy', name: 'logistic.accuracy' },
+          { key: 'precision', name: 'logistic.precision' },
+          { key: 'recall', name: 'logistic.recall' },
+          { key: 'baseline_accuracy', name: 'logistic.baseline', color: '#7f8c8d', dash: 'dash' },
+        ],
+      },
+    ],
+    waterfall: false, readout: false,
+  });
+  const pBound = panel(dash.picturesEl, 'logistic.boundary', { hint: 'logistic.boundary_hint' });
   pBound.el.classList.add('big');
-  const pLoss = panel(grid, 'logistic.loss');
-  const pMet = panel(grid, 'logistic.metrics', { chart: false });
-  const pCurves = panel(grid, 'logistic.curves');
-  const pTheta = panel(grid, 'logistic.theta');
-  pLoss.el.classList.add('logistic-loss');
+  dash.picturesEl.append(dash.panels[0].el); // the loss beside the plane, as before the dashboard
+  const pMet = panel(dash.picturesEl, 'logistic.metrics', { chart: false });
+  const pTheta = panel(dash.grid, 'logistic.theta');
   pMet.el.classList.add('logistic-metrics');
-  pCurves.el.classList.add('logistic-curves');
 
   const canEdit = () => store.get('role') === 'driver';
   const myPoints = () => params().points || [];
@@ -125,16 +140,7 @@ export default function mount(root, { t, store, params, setParams }) {
   };
   buildPlot();
 
-  const loss = lineChart(pLoss.chart, { traces: [{ key: 'loss', name: 'BCE' }], xTitle: 'step' });
-  const curveTraces = () => [
-    { key: 'accuracy', name: t('logistic.accuracy') },
-    { key: 'precision', name: t('logistic.precision') },
-    { key: 'recall', name: t('logistic.recall') },
-    { key: 'baseline_accuracy', name: t('logistic.baseline'), color: '#7f8c8d', dash: 'dash' },
-  ];
-  let curves = lineChart(pCurves.chart, { traces: curveTraces(), xTitle: 'step' });
   const theta = bars(pTheta.chart, { color: '#9b59b6' });
-  let rows = []; // this run's scalar rows, to redraw the curves after a language switch
 
   // The metrics panel: a threshold slider, the confusion matrix and the readout.
   const thrRow = document.createElement('label');
@@ -198,9 +204,9 @@ export default function mount(root, { t, store, params, setParams }) {
   }
 
   return {
-    frame(f) { last = f; drawFrame(f); },
-    scalars(newRows) { rows.push(...newRows); loss.add(newRows); curves.add(newRows); },
-    reset() { rows = []; loss.clear(); curves.clear(); },
+    frame(f) { last = f; dash.onFrame(f); drawFrame(f); },
+    scalars(rows) { dash.onScalars(rows); },
+    reset() { dash.reset(); },
     params(p) {
       setThreshold(p.threshold);
       const kind = plotKind;
@@ -209,10 +215,9 @@ export default function mount(root, { t, store, params, setParams }) {
       if (kind !== plotKind && last) drawFrame(last);
     },
     relabel() {
-      for (const p of [pBound, pLoss, pMet, pCurves, pTheta]) p.relabel();
+      for (const p of [pBound, pMet, pTheta]) p.relabel();
+      dash.relabel();
       plot.relabel();
-      curves = lineChart(pCurves.chart, { traces: curveTraces(), xTitle: 'step' });
-      curves.add(rows);
       if (last) drawFrame(last);
     },
   };

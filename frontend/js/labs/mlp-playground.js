@@ -1,23 +1,21 @@
-// View of `mlp-playground`: the network as playground draws it (every node a heatmap of its
-// output over the plane, every weight a curve you can click and edit), the decision region
-// with the points (click to add your own), train/test cross-entropy, per-layer gradient
-// norms and the readouts. Everything drawn arrives in the server's frames.
+// View of `mlp-playground`, on the training dashboard: the network as playground draws it
+// (every node a heatmap of its output over the plane, every weight a curve you can click and
+// edit) and the decision region with the points (click to add your own) are its pictures;
+// the dashboard draws train/test cross-entropy (with kept runs) and the per-layer gradient
+// waterfall. Everything drawn arrives in the server's frames.
 import { addStrings } from '../core/i18n.js';
-import { boundaryCanvas, CLASS_COLORS } from '../components/boundaryCanvas.js';
-import { lineChart } from '../components/lineChart.js';
-import { bars } from '../components/bars.js';
+import { boundaryCanvas, CLASS_COLORS, CLASS_LUTS, TWO } from '../components/boundaryCanvas.js';
+import { addPoint, removeNearest } from '../components/boundaryPlot.js';
+import { dashboard } from '../components/dashboard.js';
 import { readout } from '../components/readout.js';
 import { panel } from '../components/panel.js';
-import { makeLut } from '../components/mapGrid.js';
 import { networkDiagram } from '../components/networkDiagram.js';
-import { Plotly, throttleFrame } from '../components/plot.js';
+import { throttleFrame } from '../components/plot.js';
 
 const ID = 'mlp-playground';
 export const stylesheet = '/css/labs/mlp-playground.css'; // the shell loads it
 const FEATURES = [['x1', 'X₁'], ['x2', 'X₂'], ['x1sq', 'X₁²'], ['x2sq', 'X₂²'], ['x1x2', 'X₁X₂'], ['sinx1', 'sin X₁'], ['sinx2', 'sin X₂']];
 const MAX_POINTS = 200;
-const TWO = makeLut(['#f59322', '#f7f7f5', '#0877bd']);
-const CLASS_LUTS = CLASS_COLORS.map((c) => makeLut(['#f7f7f5', c]));
 
 addStrings({
   en: {
@@ -27,7 +25,6 @@ addStrings({
     [`${ID}.output`]: 'Output: the model’s decision over the plane',
     [`${ID}.out_hint`]: 'Click to add a point of the chosen class to the training set; shift-click removes your nearest one.',
     [`${ID}.loss`]: 'Cross-entropy: training vs. test',
-    [`${ID}.grad`]: 'Gradient norm per layer (this step)',
     [`${ID}.train`]: 'training',
     [`${ID}.test`]: 'test',
     [`${ID}.add`]: 'Click adds:',
@@ -51,7 +48,6 @@ addStrings({
     [`${ID}.output`]: '输出：模型在平面上的判断',
     [`${ID}.out_hint`]: '点击平面，把所选类别的点加入训练集；按住 Shift 点击删除离你最近的自己加的点。',
     [`${ID}.loss`]: '交叉熵：训练集与测试集',
-    [`${ID}.grad`]: '每层的梯度范数（当前步）',
     [`${ID}.train`]: '训练集',
     [`${ID}.test`]: '测试集',
     [`${ID}.add`]: '点击添加：',
@@ -70,19 +66,24 @@ addStrings({
   },
 });
 
-export default function mount(root, { t, store, setParams, infer }) {
+export default function mount(root, ctx) {
+  const { t, store, setParams, infer } = ctx;
   root.innerHTML = '';
-  const grid = document.createElement('div');
-  grid.className = 'view-grid mlp-pg';
-  root.append(grid);
-  const pNet = panel(grid, `${ID}.network`, { chart: false, wide: true, hint: `${ID}.net_hint` });
-  const pOut = panel(grid, `${ID}.output`, { chart: false, hint: `${ID}.out_hint` });
-  const pLoss = panel(grid, `${ID}.loss`);
-  const pGrad = panel(grid, `${ID}.grad`);
-  const pRead = panel(grid, null, { chart: false });
-  pLoss.el.classList.add('pg-loss');
+  const view = document.createElement('div');
+  view.className = 'mlp-pg';
+  root.append(view);
+  const dash = dashboard(view, ctx, {
+    charts: [{
+      title: `${ID}.loss`, cls: 'pg-loss', logY: true,
+      keys: [{ key: 'loss', name: `${ID}.train`, color: '#1d2330' }, { key: 'test_loss', name: `${ID}.test`, color: '#e8702a', dash: 'dot' }],
+    }],
+    readout: false, // the lab's own readout follows the charts
+  });
+  const pNet = panel(dash.picturesEl, `${ID}.network`, { chart: false, wide: true, hint: `${ID}.net_hint` });
+  const pOut = panel(dash.grid, `${ID}.output`, { chart: false, hint: `${ID}.out_hint` });
+  dash.grid.prepend(pOut.el); // the decision region, then the curves beside it
+  const pRead = panel(dash.grid, null, { chart: false });
   pOut.el.classList.add('pg-output');
-  pGrad.el.classList.add('pg-grad');
 
   const driver = () => store.get('role') === 'driver';
   const params = () => store.get('params');
@@ -103,21 +104,7 @@ export default function mount(root, { t, store, setParams, infer }) {
   const boundary = boundaryCanvas(plane, { onClick: (x1, x2, ev) => clickPlane(x1, x2, ev) });
 
   const info = readout(pRead.body);
-  const grads = bars(pGrad.chart, { logY: true, color: '#9b59b6' });
-  let rows = [];
-  let loss = makeLoss();
   let last = null;
-
-  function makeLoss() {
-    return lineChart(pLoss.chart, {
-      traces: [
-        { key: 'loss', name: t(`${ID}.train`), color: '#1d2330' },
-        { key: 'test_loss', name: t(`${ID}.test`), color: '#e8702a', dash: 'dot' },
-      ],
-      logY: true,
-      xTitle: 'step',
-    });
-  }
 
   function renderTools(k) {
     tools.replaceChildren();
@@ -150,16 +137,9 @@ export default function mount(root, { t, store, setParams, infer }) {
 
   function clickPlane(x1, x2, ev) {
     if (!driver()) return;
-    let pts = params().points.map((p) => [...p]);
-    if (ev.shiftKey) {
-      if (!pts.length) return;
-      let best = 0;
-      pts.forEach((p, i) => { if (Math.hypot(p[0] - x1, p[1] - x2) < Math.hypot(pts[best][0] - x1, pts[best][1] - x2)) best = i; });
-      pts.splice(best, 1);
-    } else {
-      pts = [...pts, [Number(x1.toFixed(2)), Number(x2.toFixed(2)), drawClass]].slice(-MAX_POINTS);
-    }
-    setParams({ points: pts });
+    const pts = params().points;
+    if (ev.shiftKey && !pts.length) return;
+    setParams({ points: ev.shiftKey ? removeNearest(pts, x1, x2) : addPoint(pts, Number(x1.toFixed(2)), Number(x2.toFixed(2)), drawClass, MAX_POINTS) });
   }
 
   function net(f) {
@@ -192,10 +172,6 @@ export default function mount(root, { t, store, setParams, infer }) {
       probs: f.tensors.boundary, train: f.tensors.train_points, test: f.tensors.test_points,
       extent: m.extent, classes: m.classes, showTest: p.show_test, discretize: p.discretize, mine: m.n_mine,
     });
-    if (f.tensors.grad_norm) {
-      const g = f.tensors.grad_norm;
-      grads.draw(g.labels, Array.from(g.data, (v) => Math.max(v, 1e-12)));
-    }
     const s = f.scalars;
     const rowsOut = [];
     if (!m.n_train) rowsOut.push({ label: '⚠', value: t(`${ID}.no_points`), warn: true });
@@ -221,22 +197,16 @@ export default function mount(root, { t, store, setParams, infer }) {
   return {
     frame(f) {
       last = f;
+      dash.onFrame(f);
       drawAll();
     },
-    scalars(newRows) {
-      rows.push(...newRows);
-      loss.add(newRows);
-    },
-    reset() {
-      rows = [];
-      loss.clear();
-    },
+    scalars(rows) { dash.onScalars(rows); },
+    reset() { dash.reset(); },
     params() { drawAll(); },
     relabel() {
-      for (const p of [pNet, pOut, pLoss, pGrad]) p.relabel();
+      for (const p of [pNet, pOut]) p.relabel();
+      dash.relabel();
       diagram.relabel();
-      loss = makeLoss();
-      loss.add(rows);
       tools.dataset.k = '';
       drawAll();
     },

@@ -108,7 +108,6 @@ export default function mount(root, ctx) {
 
   let last = null; // the latest frame
   const armsOf = (f) => (f && f.meta && f.meta.arms) || [];
-  const titled = (f) => ({ ...f, meta: { ...f.meta, arms: armsOf(f).map((a) => ({ ...a, label: pick(a.title) || a.label })) } });
 
   const dash = dashboard(view, ctx, {
     charts: [
@@ -116,6 +115,7 @@ export default function mount(root, ctx) {
       { title: 'optimizers.step_chart', keys: [{ key: 'step_lr', name: 'optimizers.step_lr' }], logY: true, kept: false },
     ],
     readout: (f) => readoutRows(f),
+    armTitles: true, // "Adam without bias correction", in the page's language
   });
 
   // -- the race card ------------------------------------------------------------------------
@@ -358,7 +358,7 @@ export default function mount(root, ctx) {
   function frame(f) {
     last = f;
     const m = f.meta || {};
-    dash.onFrame(titled(f));
+    dash.onFrame(f); // the dashboard names the arms by their zh/en titles
     if (m.surface) showSurface(m.surface === 'mlp');
     if (f.tensors.surface) {
       const key = JSON.stringify([m.surface, m.extent]);
@@ -388,7 +388,6 @@ export default function mount(root, ctx) {
       header();
       for (const p of [pCard, pPaths, pBound]) p.relabel();
       if (last) {
-        dash.onFrame(titled(last));
         cells.length = 0; // rebuild the card's names in the new language
         surfaceKey = null;
       }
