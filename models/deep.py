@@ -17,8 +17,13 @@ Init (every Linear, the output layer too; biases 0 except PyTorch's default):
   nn.Linear's own (kaiming_uniform_ with a = √5: bound 1/√fan_in).
 `noise` > 0 adds N(0, noise²) to every weight after the init: the symmetry breaks.
 
+Dropout (`dropout` = p > 0): inverted dropout on the outputs of the last `dropout_layers`
+layers in training mode, as torch's F.dropout does it (a kept unit is scaled by 1/(1 − p),
+so nothing changes at eval time), with its masks drawn from the generator handed to
+`forward(x, gen)`: a lab's run never touches the global RNG.
+
 Hook points: `layers.{i}.hook_pre` (the linear's output), `layers.{i}.hook_post` (the
-layer's output, after the residual sum), `hook_logits`.
+layer's output, after the residual sum, before dropout), `hook_logits`.
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ class DeepConfig:
     residual: bool = False
     norm: Norm = "none"
     branch_scale: float = 0.0  # α of a residual branch; 0: 1/√(depth − 1)
+    dropout: float = 0.0  # p of inverted dropout after the last `dropout_layers` layers
+    dropout_layers: int = 1  # the late layers (where dropout usually sits)
 
     def replace(self, **changes) -> DeepConfig:
         return replace(self, **changes)
@@ -98,13 +105,24 @@ class DeepStack(nn.Module):
         self.hook_logits = HookPoint()
         init_weights(self, cfg)
 
-    def forward(self, x: Tensor) -> Tensor:
-        for layer in self.layers:
+    def forward(self, x: Tensor, gen: torch.Generator | None = None) -> Tensor:
+        p, first = self.cfg.dropout, self.cfg.depth - self.cfg.dropout_layers
+        for i, layer in enumerate(self.layers):
             x = layer(x)
+            if p and self.training and i >= first:
+                x = inverted_dropout(x, p, gen)
         return self.hook_logits(self.out(x))
 
     def linears(self) -> list[nn.Linear]:
         return [layer.linear for layer in self.layers] + [self.out]
+
+
+def inverted_dropout(x: Tensor, p: float, gen: torch.Generator | None = None) -> Tensor:
+    """Zero each unit with probability p and scale the kept ones by 1/(1 − p) (what
+    F.dropout does in training), the mask drawn from `gen`."""
+    where = gen.device if gen is not None else x.device  # a CPU generator: draw there
+    keep = (torch.rand(x.shape, generator=gen, device=where) >= p).to(x.device)  # [..., units]
+    return x * keep / (1.0 - p)
 
 
 @torch.no_grad()

@@ -120,7 +120,7 @@ class Params(LabParams):
         },
     )
     lr: float = param(
-        0.1, zh="学习率 (SGD 动量 0.9)", en="Learning rate (SGD, momentum 0.9)",
+        0.03, zh="学习率 (SGD 动量 0.9)", en="Learning rate (SGD, momentum 0.9)",
         ge=1e-4, le=1.0, scale="log", live=True,
     )  # fmt: skip
     batch: int = param(64, zh="批大小", en="Batch size", ge=8, le=256, live=True)

@@ -46,7 +46,11 @@ def test_three_arms_step_together_and_the_plain_arms_early_layers_vanish(client)
     bn = meta["batchnorm"]
     assert bn["batch_size"] == 8
     for b, u, hand, tor in zip(
-        bn["var_biased"], bn["var_unbiased"], bn["hand_running_var"], bn["torch_running_var"]
+        bn["var_biased"],
+        bn["var_unbiased"],
+        bn["hand_running_var"],
+        bn["torch_running_var"],
+        strict=True,
     ):
         assert np.isclose(u, b * 8 / 7)
         assert np.isclose(hand, 0.9 + 0.1 * b) and np.isclose(tor, 0.9 + 0.1 * u)

@@ -14,7 +14,7 @@ import torch
 from torch.nn import functional as F
 
 from models.batchnorm_steps import compare, hand_batchnorm
-from models.deep import DeepConfig, DeepStack, init_facts
+from models.deep import DeepConfig, DeepStack, init_facts, inverted_dropout
 from models.hooks import capture
 from models.stages import grad_stages, stage_grad_norms
 
@@ -145,3 +145,20 @@ def test_batchnorm_eval_uses_running_stats_train_uses_the_batch():
         e1, e2 = m(x[:4])[0], m(torch.cat([x[:1], x[8:16] * 3]))[0]
     assert not torch.allclose(alone, other)  # train mode: the batch changes the example
     assert torch.equal(e1, e2)  # eval mode: it does not
+
+
+def test_inverted_dropout_scales_kept_units_like_torch_and_only_in_training():
+    x = torch.rand(2000, 16) + 0.5
+    y = inverted_dropout(x, 0.5, torch.Generator().manual_seed(0))
+    kept = y != 0
+    assert torch.allclose(y[kept], x[kept] * 2)  # 1 / (1 − p)
+    assert 0.45 < kept.float().mean() < 0.55
+    torch.manual_seed(0)
+    ref = F.dropout(x, 0.5, training=True)  # torch's: the same rule
+    assert torch.allclose(ref[ref != 0], x[ref != 0] * 2)
+    m = build(depth=2, width=16, dropout=0.5, activation="relu", init="kaiming_in")
+    g = torch.Generator().manual_seed(1)
+    xb = data()[0]
+    assert not torch.equal(m(xb, g), m(xb, g))  # training: a fresh mask each call
+    m.eval()
+    assert torch.equal(m(xb, g), m(xb, g))  # eval: no dropout, no scaling
