@@ -73,17 +73,20 @@ def start_server(env: dict[str, str] | None = None, data_dir: Path | None = None
     )
     out.close()  # the child holds its own descriptor
     url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
+    # A generous deadline, not a speed check: the start-up torch warm-up took over 30 s on
+    # a 2-core machine shared by several test processes.
+    deadline = time.monotonic() + 120
+    while True:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited: {log.read_text()[-2000:]}")
         try:
             urllib.request.urlopen(f"{url}/api/health", timeout=1)
             break
         except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("server did not start") from None
             time.sleep(0.1)
-    else:
-        proc.kill()
-        raise RuntimeError("server did not start")
     return proc, url, log
 
 
