@@ -48,8 +48,12 @@ def _steps(lab, n: int) -> list[dict[str, float]]:
 
 
 def test_the_registry_has_the_ported_training_labs():
+    from backend.trainer import TrainingLab
+
     ported = {"digits", "gpt", "linear-regression", "live-stream", "logistic", "mlp-playground"}
+    ported |= {"optimizers", "svm", "temperature", "relu-kink", "positional-encoding"}
     assert ported <= set(TRAINING)
+    assert all(issubclass(REGISTRY[lab_id], TrainingLab) for lab_id in ported)
 
 
 @pytest.mark.parametrize("lab_id", CASES)

@@ -137,3 +137,67 @@ def test_at_a_set_pace_pictures_are_drawn_at_once():
     finally:
         gpt_lab.example_picture = real
     assert len(threads) > 5 and not any(name.startswith("picture") for name in threads)
+
+
+# -- several arms: each arm's picture beside another arm's backward pass ---------------------
+ARMS_STEPS = 8
+
+
+def _run_arms(later: bool, drawn: list[tuple[int, str]]) -> dict[int, bytes]:
+    """attention-variants (five arms): every arm's picture, and which thread drew it."""
+    load_all()
+    lab_cls = REGISTRY["attention-variants"]
+
+    async def scenario() -> dict[int, bytes]:
+        session = Session(lab_cls, lab_cls.Params(), 0, Settings(), "127.0.0.1")
+        await session.start()
+        await session.step_n(ARMS_STEPS)
+        frames = {s: session.timeline.frame_at(s) for s in range(1, ARMS_STEPS + 1)}
+        await session.close()
+        return frames
+
+    real = lab_cls.picture
+
+    def spy(self, arm):
+        drawn.append((arm.index, threading.current_thread().name))
+        return real(self, arm)
+
+    saved = lab_cls.pictures_later
+    lab_cls.pictures_later, lab_cls.picture = later, spy
+    try:
+        return asyncio.run(scenario())
+    finally:
+        lab_cls.pictures_later, lab_cls.picture = saved, real
+
+
+@pytest.fixture(scope="module")
+def arm_runs() -> dict[str, tuple[dict[int, bytes], list[tuple[int, str]]]]:
+    out = {}
+    for mode, later in (("beside", True), ("in line", False)):
+        drawn: list[tuple[int, str]] = []
+        out[mode] = (_run_arms(later, drawn), drawn)
+    return out
+
+
+def test_several_arms_pictures_are_spread_over_the_backward_passes(arm_runs):
+    frames, drawn = arm_runs["beside"]
+    n = 5
+    assert len(drawn) == n * (ARMS_STEPS + 1)  # the start's picture and every step's
+    # The start's picture and the last step's are drawn in line; every arm's picture of
+    # steps 2 .. N-1 on the helper thread, arm by arm (step 1's may be either: whether the
+    # run goes flat out is measured).
+    assert not any(name.startswith("picture") for _, name in drawn[:n])
+    between = drawn[2 * n : -n]
+    assert [i for i, _ in between] == list(range(n)) * (ARMS_STEPS - 2)
+    assert all(name.startswith("picture") for _, name in between), drawn
+    assert not any(name.startswith("picture") for _, name in drawn[-n:])
+    assert not any(name.startswith("picture") for _, name in arm_runs["in line"][1])
+
+
+def test_several_arms_frames_are_the_same_byte_for_byte(arm_runs):
+    beside, inline = arm_runs["beside"][0], arm_runs["in line"][0]
+    for step in range(1, ARMS_STEPS + 1):
+        assert beside[step] is not None and inline[step] is not None, step
+        header, tensors = _comparable(beside[step])
+        assert header["step"] == step and len(header["meta"]["arms"]) == 5
+        assert (header, tensors) == _comparable(inline[step]), f"step {step} differs"

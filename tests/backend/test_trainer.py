@@ -313,3 +313,136 @@ def test_a_fork_keeps_which_arms_have_diverged():
     assert [a.diverged for a in fork.arm_list] == [False, True]
     a, b = lab.step(False).scalars, fork.step(False).scalars
     assert a.keys() == b.keys() and a["loss"] == b["loss"] and b["arm.1.diverged"] == 1.0
+
+
+# -- shared pictures, update size, stages of bare parameters, pictures spread over arms ----
+class Shared(Toy):
+    pictures_later = True
+
+    def shared_picture(self):
+        return [TensorOut("truth", self.w_true[:, 0], "f32")]
+
+
+def _finished(frame):
+    if frame.finish is not None:
+        frame.finish()
+    return [t.name for t in frame.tensors]
+
+
+def test_the_shared_picture_is_in_every_frame_once_even_finished_later():
+    torch.manual_seed(0)
+    lab = Shared(ToyParams(lrs=[0.05, 0.1, 0.2], seeds=[0, 1, 2]), 0, CPU)
+    want = ["arm.0.w", "arm.1.w", "arm.2.w", "truth"]
+    assert _finished(lab.snapshot()) == want
+    assert _finished(lab.step(True)) == want
+    later = lab.step(True, later=True)
+    assert later.finish is not None and later.tensors == []  # not drawn yet
+    assert _finished(later) == want
+    assert lab.step(False).tensors == []  # a frame not sent has no pictures at all
+    one = Shared(ToyParams(lrs=[0.05], seeds=[0]), 0, CPU)
+    assert _finished(one.step(True, later=True)) == ["w", "truth"]
+
+
+class Sized(Toy):
+    stream_update_size = True
+
+
+def test_the_update_size_is_the_real_change_of_the_weights():
+    torch.manual_seed(0)
+    lab = Sized(ToyParams(lrs=[0.05, 0.3], seeds=[0, 1]), 0, CPU)
+    for _ in range(3):
+        before = [[p.detach().clone() for p in a.params] for a in lab.arm_list]
+        s = lab.step(False).scalars
+        for arm, old in zip(lab.arm_list, before, strict=True):
+            delta = torch.cat(
+                [(p.detach() - q).flatten() for p, q in zip(arm.params, old, strict=True)]
+            )
+            assert s[f"arm.{arm.index}.update_max"] == float(delta.abs().max())
+            assert s[f"arm.{arm.index}.update_norm"] == pytest.approx(float(delta.norm()))
+            assert arm.update_max == s[f"arm.{arm.index}.update_max"]
+    assert not any("update" in k for k in toy().step(False).scalars)  # only when declared
+
+
+def test_a_modules_own_parameters_form_a_stage():
+    from models.stages import grad_stages
+
+    class Point(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.point = nn.Parameter(torch.zeros(2))
+
+    class Pair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(2))
+            self.b = nn.Parameter(torch.zeros(()))
+            self.head = nn.Linear(2, 1)
+
+    point = Point()
+    assert grad_stages(point) == [("point", [point.point])]
+    pair = Pair()
+    got = [(label, [id(p) for p in ps]) for label, ps in grad_stages(pair)]
+    assert got == [
+        ("params", [id(pair.w), id(pair.b)]),
+        ("head", [id(pair.head.weight), id(pair.head.bias)]),
+    ]
+
+
+class Spread(Toy):
+    """Three arms whose pictures say which thread drew them, and after which arm's update."""
+
+    pictures_later = True
+
+    def setup(self) -> None:
+        super().setup()
+        self.drawn: list[tuple[int, int, bool]] = []  # (arm, updates seen, on a helper)
+        self.updates = 0
+
+    def loss(self, arm: Arm, batch):
+        self.updates += 1
+        return super().loss(arm, batch)
+
+    def picture(self, arm: Arm):
+        import threading
+
+        helper = threading.current_thread().name.startswith("picture")
+        self.drawn.append((arm.index, self.updates, helper))
+        w = arm.model.weight.detach()[0].clone()  # a copy: the weights as they are now
+        return [TensorOut("w", w, "f32")], {"lr": arm.spec.optim.lr}
+
+
+def _spread_run(later: bool) -> tuple[list[bytes], list[tuple[int, int, bool]]]:
+    """Step as the session's worker does: a frame left unfinished is deferred to the next
+    backward pass; the last is settled."""
+    from backend import wire
+
+    torch.manual_seed(0)
+    lab = Spread(ToyParams(lrs=[0.05, 0.1, 0.2], seeds=[0, 1, 2]), 0, CPU)
+    sent: list[bytes] = []
+    for i in range(6):
+        frame = lab.step(True, later=later)
+        frame.step = i + 1
+
+        def send(f=frame):
+            if f.finish is not None:
+                f.finish()
+            sent.append(wire.encode(f, {}))
+
+        if frame.finish is not None:
+            lab.defer(send)
+        else:
+            send()
+    lab.settle()
+    return sent, lab.drawn
+
+
+def test_several_arms_pictures_are_drawn_beside_the_next_arms_backward():
+    beside, drawn = _spread_run(True)
+    inline, drawn_inline = _spread_run(False)
+    assert beside == inline  # byte for byte
+    assert not any(helper for _, _, helper in drawn_inline)
+    for step in range(5):  # the last step's frame is settled in line
+        got = drawn[3 * step : 3 * step + 3]
+        # arm i's picture beside arm i+1's backward (after i+1's loss: i + 2 updates of
+        # this step's 3), the last arm's beside the next step's first backward
+        assert got == [(0, 3 * step + 2, True), (1, 3 * step + 3, True), (2, 3 * step + 4, True)]
