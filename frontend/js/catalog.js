@@ -10,6 +10,8 @@ async function main() {
   const render = () => {
     document.title = t('app_name');
     document.getElementById('lang-btn').textContent = currentLang() === 'zh' ? 'English' : '中文';
+    // The class code field: a plain form to /join, which answers in this language.
+    document.getElementById('join-lang').value = currentLang();
     const chapters = new Map();
     for (const lab of labs) {
       if (!chapters.has(lab.chapter)) chapters.set(lab.chapter, []);
