@@ -25,12 +25,21 @@ export function classroom(root, { client, store, scrub, toast, labId, viewKeys =
   const share = button('share_class', () => client.send({ type: 'share' }));
   const fork = button('fork', () => client.send({ type: 'fork' }));
   const save = button('save_run', () => client.send({ type: 'save', name: '' }));
-  const exportBtn = button('export_json', () => { exporting = true; client.send({ type: 'save', name: '' }); });
+  // Export downloads the live session as a file; it saves nothing (Save does).
+  const exportBtn = button('export_json', () => { location.assign(`/api/runs/live/${encodeURIComponent(client.session)}/export.json`); });
   const count = document.createElement('span');
   count.className = 'connections';
   count.setAttribute('aria-live', 'polite');
-  root.append(share, fork, save, exportBtn, count);
-  let exporting = false;
+  // A student in a class: the code, and leaving is a deliberate act (a reload stays in).
+  const inClass = document.createElement('span');
+  inClass.className = 'class-note';
+  const leave = button('note.leave_class', () => {
+    const u = new URL(location.href);
+    for (const k of ['join', 'step', 'scrub']) u.searchParams.delete(k);
+    sessionStorage.removeItem(`shaomai:${labId}`);
+    location.assign(u);
+  });
+  root.append(share, fork, save, exportBtn, count, inClass, leave);
 
   // The share overlay: the code, large, with its QR and link, for the projector.
   const overlay = document.createElement('div');
@@ -56,10 +65,7 @@ export function classroom(root, { client, store, scrub, toast, labId, viewKeys =
     if (store.get('wantShare')) { overlay.hidden = false; overlay.querySelector('.close').focus(); }
   });
   share.addEventListener('click', () => store.set('wantShare', true));
-  client.on('saved', (m) => {
-    toast(t('saved_as', { id: m.run }));
-    if (exporting) { exporting = false; location.assign(`/api/runs/${m.run}/export.json`); }
-  });
+  client.on('saved', (m) => { toast(t('saved_as', { id: m.run })); });
 
   const renderRole = () => {
     const role = store.get('role');
@@ -70,10 +76,15 @@ export function classroom(root, { client, store, scrub, toast, labId, viewKeys =
     fork.hidden = role === null;
     const n = store.get('connections') || 0;
     count.textContent = role === 'driver' && n > 1 ? t('n_connected', { n: n - 1 }) : '';
+    const code = store.get('classCode');
+    inClass.textContent = code ? t('note.in_class', { code: code.replace(/(...)(...)/, '$1 $2') }) : '';
+    leave.hidden = !code;
+    leave.textContent = t('note.leave_class');
   };
   store.on('role', renderRole);
   store.on('connections', renderRole);
   store.on('readOnly', renderRole);
+  store.on('classCode', renderRole);
 
   // The driver's view state goes to the class, a few times a second at most.
   let pending = {};
@@ -85,6 +96,16 @@ export function classroom(root, { client, store, scrub, toast, labId, viewKeys =
     pending[VIEW_KEYS[key]] = value === null || value === undefined ? (key === 'hoverToken' ? -1 : value) : value;
     if (pending[VIEW_KEYS[key]] === undefined) delete pending[VIEW_KEYS[key]];
     if (!timer) timer = setTimeout(flush, 60);
+  });
+  // A driver's view state set before it was the driver (the link's ?present=1, layer,
+  // head...): sent once it is, so a class joining later sees it too.
+  store.on('role', (role) => {
+    if (role !== 'driver') return;
+    for (const [key, wire] of Object.entries(VIEW_KEYS)) {
+      const v = store.get(key);
+      if (v !== null && v !== undefined && key !== 'hoverToken') pending[wire] = v;
+    }
+    if (Object.keys(pending).length && !timer) timer = setTimeout(flush, 60);
   });
   // Viewers follow it.
   client.on('view', (m) => {

@@ -11,6 +11,8 @@ import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
 import { scrubber } from './components/scrubber.js';
 import { classroom } from './classroom.js';
+import { ago, errorSentence, labelOf, linkRefused, notice, serverWhy } from './core/notices.js';
+import { lastRun, forgetRun, rememberRun } from './core/runs.js';
 import { presenter } from './presenter.js';
 
 const $ = (s) => document.querySelector(s);
@@ -20,12 +22,25 @@ addStrings({
   zh: { url_left_out: '这个页面的链接里没有 {fields}：太长，放不进网址。要原样分享，请保存（或导出）这次运行；在本标签页里刷新会保留它。' },
 });
 
+// A short message in a corner: gone after a few seconds (longer for longer text), or on a tap.
 function toast(text) {
   const el = $('#toast');
   el.textContent = text;
   el.hidden = false;
+  el.onclick = () => { el.hidden = true; };
   clearTimeout(toast.timer);
-  toast.timer = setTimeout(() => { el.hidden = true; }, 6000);
+  toast.timer = setTimeout(() => { el.hidden = true; }, Math.min(8000, 2500 + 40 * text.length));
+}
+
+// A scalar's name for people: its string when the page has one, else its words.
+const scalarName = (k) => (has(`scalar.${k}`) ? t(`scalar.${k}`) : k.replace(/^arm\.(\d+)\./, 'arm $1 ').replace(/[._]+/g, ' '));
+
+/** A line in the notes above the picture (a link value not used, a refused param...). */
+function note(text, id) {
+  const box = $('#notes');
+  let p = id && box.querySelector(`[data-note="${id}"]`);
+  if (!p) { p = document.createElement('p'); if (id) p.dataset.note = id; box.append(p); }
+  p.textContent = text;
 }
 
 // A polite text alternative of what the charts show, for screen readers: the latest
@@ -38,7 +53,7 @@ function announce(frame) {
     said.timer = null;
     said.at = performance.now();
     const f = said.frame;
-    const parts = Object.entries(f.scalars).slice(0, 3).map(([k, v]) => `${k} ${Number.isFinite(v) ? Number(v.toPrecision(3)) : v}`);
+    const parts = Object.entries(f.scalars).slice(0, 3).map(([k, v]) => `${scalarName(k)} ${Number.isFinite(v) ? Number(v.toPrecision(3)) : v}`);
     $('#announce').textContent = t('announce', { values: parts.join(', '), step: f.step });
   };
   said.timer = setTimeout(speak, Math.max(0, 3000 - (performance.now() - said.at)));
@@ -86,7 +101,12 @@ async function main() {
   client.hold();
   const saved = JSON.parse(sessionStorage.getItem(`shaomai:${labId}`) || 'null');
   const q = new URLSearchParams(location.search);
-  if (q.get('join')) client.start({ type: 'join', code: q.get('join') });
+  // This browser's last run of this lab (another tab, a closed one): offered, not forced.
+  const continuing = sessionStorage.getItem(`shaomai:continue:${labId}`) === '1';
+  sessionStorage.removeItem(`shaomai:continue:${labId}`);
+  const earlier = !continuing && !q.get('join') && !q.get('run') && !(saved && saved.key === urlKey()) ? lastRun(labId) : null;
+  if (continuing && saved && !q.get('join')) client.join(saved.session, saved.token);
+  else if (q.get('join')) client.start({ type: 'join', code: q.get('join') }); // a reload stays in the class
   else if (q.get('run')) client.start({ type: 'open', run: q.get('run'), mode: q.get('mode') === 'resume' ? 'resume' : 'replay' });
   else if (saved && saved.key === urlKey()) client.join(saved.session, saved.token);
   else client.open(labId, store.get('params'), store.get('seed'));
@@ -104,6 +124,7 @@ async function main() {
     setParams: (p) => client.send({ type: 'set', params: p }),
     infer: (input) => client.send({ type: 'infer', input }),
     toast,
+    note,
   };
   const mod = await viewModule;
   if (mod.stylesheet) ensureCss(mod.stylesheet); // the view's own sheet
@@ -122,12 +143,22 @@ async function main() {
 
   const bar = controls($('#controls'), { onAction: (action, extra) => client.control(action, extra) });
   const scrub = scrubber($('#scrubber'), {
-    onSeek: (step) => { client.send({ type: 'seek', step }); saveUrl({ step }); cls.scrubbed(step); },
-    onLive: () => { client.send({ type: 'seek', step: store.get('step') }); saveUrl({ step: null }); cls.scrubbed(-1); },
+    onSeek: (step) => { client.send({ type: 'seek', step }); saveUrl({ step, scrub: 1 }); cls.scrubbed(step); },
+    onLive: () => { client.send({ type: 'seek', step: store.get('step') }); saveUrl({ step: store.get('step') || null, scrub: null }); cls.scrubbed(-1); },
   });
   const cls = classroom($('#class-tools'), { client, store, scrub, toast, labId, viewKeys });
   $('#params').addEventListener('submit', (e) => e.preventDefault());
-  const form = paramForm($('#params'), { schema: info.schema, onChange: (p) => ctx.setParams(p) });
+  let lastSet = {}; // the values last sent: a refusal names the one refused
+  const form = paramForm($('#params'), { schema: info.schema, waits: mod.formWaits, onChange: (p) => { lastSet = p; ctx.setParams(p); } });
+  // A phone: the picture first, the params folded, the class tools below the picture (the
+  // sticky bar under it holds play/step and the timeline only).
+  const phone = matchMedia('(max-width: 760px)');
+  if (phone.matches) $('#params-box').open = false;
+  const placeClassTools = () => (phone.matches ? $('#class-slot') : $('.toolbar')).append($('#class-tools'));
+  phone.addEventListener('change', placeClassTools);
+  placeClassTools();
+  // A link's value the lab cannot take: its default is used, and the page says which and why.
+  for (const ref of url.refused) note(linkRefused(info.schema, ref), `link-${ref.field}`);
   form.build(store.get('params'));
   form.setReadOnly(true); // until `ready`: a click before the session exists would be lost
   bar.setReadOnly(true);
@@ -150,7 +181,28 @@ async function main() {
     if (urlViewKeys.has(key)) saveUrl({ [urlViewKeys.get(key)]: value === null || value === undefined ? null : value });
   });
   let lastScalar = -1;
+  // The link's step: a replayed step (scrub=1) is shown again; a live one is trained to.
   let pendingSeek = url.step;
+  const urlScrub = url.view.scrub === '1';
+  let joinedOnce = false; // a `ready` came: a later session not_found is a lost run
+  let lostAt = 0;
+  // The steps per second actually taken (not the asked speed): from the steps seen.
+  const rate = { at: performance.now(), step: 0, shown: '' };
+  setInterval(() => {
+    const now = performance.now();
+    const s = store.get('step') || 0;
+    const n = store.get('state') === 'playing' && s >= rate.step ? ((s - rate.step) * 1000) / (now - rate.at) : 0;
+    rate.at = now;
+    rate.step = s;
+    const text = n > 0 ? t('steps_per_s_now', { n: n >= 10 ? Math.round(n) : n.toFixed(1) }) : '';
+    if (text !== rate.shown) { rate.shown = text; $('#rate').textContent = text; }
+  }, 1000);
+  // While live the URL says the step reached (a second at most between writes).
+  let urlStepTimer = null;
+  const liveStepToUrl = () => {
+    if (urlStepTimer || scrub.scrubbing) return;
+    urlStepTimer = setTimeout(() => { urlStepTimer = null; if (!scrub.scrubbing && store.get('role')) saveUrl({ step: store.get('step') || null, scrub: null }); }, 1000);
+  };
 
   const newRun = (run) => {
     if (store.get('run') === run) return;
@@ -175,12 +227,32 @@ async function main() {
     store.set('step', m.step);
     scrub.setLatest(m.step);
     if (m.token) remember();
-    saveUrl({ step: pendingSeek });
+    if (m.token) rememberRun(labId, { session: m.session, token: m.token, step: m.step });
+    const joined = new URLSearchParams(location.search).get('join');
+    store.set('classCode', m.role === 'viewer' && joined ? joined : null);
+    const seekTo = pendingSeek;
+    const replayed = seekTo !== null && urlScrub && seekTo < m.step;
+    saveUrl({ step: replayed ? seekTo : m.step || null, scrub: replayed ? 1 : null, ...(m.role === 'driver' ? { join: null } : {}) });
     setTimeout(askPlotly, 1500); // a session that sends no frame still gets its charts
-    if (pendingSeek !== null && pendingSeek < m.step) scrub.seekTo(pendingSeek);
+    if (replayed) scrub.seekTo(seekTo);
+    // A shared link's live step on a new session: train to it (same seed, same run).
+    else if (seekTo > m.step && m.role === 'driver' && !m.read_only) client.control('step', { count: seekTo - m.step });
     pendingSeek = null;
+    joinedOnce = true;
     banner('');
+    if (earlier && earlier.session !== m.session && m.role === 'driver') {
+      notice($('#notice'), t('note.continue_text', { step: earlier.step, ago: ago(earlier.at) }), [
+        { label: t('note.continue', { step: earlier.step }), act: 'continue_run', onClick: () => continueRun(earlier) },
+        { label: t('note.dismiss'), act: 'dismiss_run', onClick: () => forgetRun(labId, earlier.session) },
+      ]);
+    }
   });
+  // Continue the earlier run: this tab rejoins its session (its params come with it).
+  const continueRun = (run) => {
+    sessionStorage.setItem(`shaomai:${labId}`, JSON.stringify({ session: run.session, token: run.token, key: 'continue' }));
+    sessionStorage.setItem(`shaomai:continue:${labId}`, '1');
+    location.reload();
+  };
   client.on('status', (m) => {
     newRun(m.run);
     store.set('state', m.state);
@@ -188,6 +260,9 @@ async function main() {
     store.set('connections', m.connections);
     bar.setState(m.state, m.step);
     scrub.setLatest(m.step);
+    if (client.token) rememberRun(labId, { session: client.session, token: client.token, step: m.step });
+    liveStepToUrl();
+    if (m.state === 'shutting_down') return notice($('#notice'), t('note.server_restarting'), [], 'warn');
     if (m.state === 'diverged') banner(t('diverged_at', { step: m.step }), 'error');
     else if (m.state === 'error') banner(`${t('state_error')}: ${m.message || ''} — ${t('press_reset')}`, 'error');
     else if ($('#banner').dataset.kind === 'error') banner('');
@@ -215,6 +290,7 @@ async function main() {
     if (frame) {
       view.frame(frame);
       $('#frame-step').textContent = String(frame.step);
+      if (frame.replay) scrub.shown(frame.step); // the step recorded nearest the one asked for
       store.set('shownStep', frame.step);
       announce(frame);
       if (!plotlyAsked) requestAnimationFrame(() => setTimeout(askPlotly)); // once it is painted
@@ -248,19 +324,66 @@ async function main() {
   });
   client.on('error', (m) => {
     if (m.code === 'not_found' && m.field === 'session') {
+      const lost = joinedOnce ? store.get('step') : 0;
+      const lostSession = client.id;
       sessionStorage.removeItem(`shaomai:${labId}`);
+      forgetRun(labId, lostSession);
+      if (joinedOnce) {
+        // The server restarted (or the session expired) under a live page: say so, clear
+        // the old run's charts, and offer its last saved state.
+        lostAt = lost;
+        store.set('run', undefined);
+        newRun(null);
+        store.set('step', 0);
+        bar.setState('paused', 0);
+        $('#frame-step').textContent = '–';
+        notice($('#notice'), t('note.run_lost', { step: lost }), [], 'warn');
+        offerRestore(lostSession);
+      }
       client.send(openMsg());
       return;
     }
     if (m.code === 'diverged') return banner(t('diverged_at', { step: store.get('step') }), 'error');
-    // The server names its message (key + values) so it reads in the page's language; a
-    // param named in it is shown by its label, as the form shows it.
-    const values = { ...(m.values || {}) };
-    const param = info.schema?.properties?.[values.field];
-    if (param?.label) values.field = pick(param.label);
-    toast(`${t(`err_${m.code}`)}: ${m.key && has(m.key) ? t(m.key, values) : m.message}`);
+    // Refused before the lab opened (a link's value the schema allows, the lab does not):
+    // open with that field's default, and say which value and why.
+    if (!joinedOnce && (m.code === 'invalid_params' || m.code === 'too_large')) {
+      const params = { ...store.get('params') };
+      const field = m.field && m.field in params ? m.field : m.values?.field;
+      if (field && field in params && JSON.stringify(params[field]) !== JSON.stringify(defaults[field])) {
+        note(t('note.link_refused', { field: labelOf(info.schema, field), value: `“${params[field]}”`, why: serverWhy(m, info.schema), fallback: String(defaults[field]) }), `link-${field}`);
+        params[field] = defaults[field];
+      } else {
+        note(t('note.open_all_refused', { why: serverWhy(m, info.schema) }), 'link-all');
+        Object.assign(params, defaults);
+      }
+      store.set('params', params);
+      form.set(params);
+      client.send(openMsg());
+      return;
+    }
+    // Every refusal is a sentence in the page's language naming the control.
+    toast(errorSentence(m, info.schema, lastSet));
     if (m.code === 'invalid_params' || m.code === 'too_large') form.set(store.get('params'));
   });
+  // The lost session's last saved or autosaved state, if the server kept one.
+  const offerRestore = async (session) => {
+    if (!session) return;
+    let last = null;
+    try {
+      // The newest run saved (by hand or autosave) from the lost session (docs/protocol.md).
+      const r = await fetch(`/api/runs/latest?session=${encodeURIComponent(session)}`);
+      if (r.ok) last = await r.json();
+    } catch { /* no offer */ }
+    if (!last || !last.id || last.lab !== labId) return;
+    const at = last.created ? last.created * 1000 : Date.now();
+    const label = last.autosave ? t('note.restore_auto', { step: last.step, ago: ago(at) }) : t('note.restore', { step: last.step });
+    notice($('#notice'), t('note.run_lost', { step: lostAt }), [{ label, act: 'restore_run', onClick: () => {
+      const u = new URL(location.href);
+      u.searchParams.set('run', last.id);
+      u.searchParams.set('mode', 'resume');
+      location.assign(u);
+    } }], 'warn');
+  };
   client.on('connection', ({ up }) => {
     document.body.classList.toggle('offline', !up);
     if (!up) banner(t('connection_lost'), 'warn');

@@ -33,11 +33,11 @@ export function controls(el, { onAction }) {
   render();
   return {
     el,
-    setStep(step) { stateEl.textContent = `${t(`state_${state}`)} · ${t('step')} ${step}`; },
+    setStep(step) { stateEl.textContent = `${t(`state_${state}`)} · ${t('step_n', { step })}`; },
     setState(s, step) {
       state = s;
       render();
-      stateEl.textContent = `${t(`state_${s}`)} · ${t('step')} ${step}`;
+      stateEl.textContent = `${t(`state_${s}`)} · ${t('step_n', { step })}`;
       stateEl.dataset.state = s;
     },
     setReadOnly(ro) { for (const b of el.querySelectorAll('button, select')) b.disabled = ro; },

@@ -1,9 +1,18 @@
 // The param form, generated from the lab's JSON Schema: bounded sliders (linear or log),
 // selects with zh/en choice labels, toggles, text areas. Hidden widgets are set by the view.
 import { pick, t } from '../core/i18n.js';
+import { bytesOf } from '../core/notices.js';
 import { fmt } from './plot.js';
 
-export function paramForm(el, { schema, onChange }) {
+// The most a pasted text may be, in UTF-8 bytes (the websocket's 256 KiB message cap, with
+// room for the rest of the message): counted here, before anything is sent.
+export const MAX_TEXT_BYTES = 200_000;
+
+/**
+ * waits: {field: {choice: {field: other, min}}} — choosing `choice` shows `other` (a text box)
+ * and waits for at least `min` characters in it before sending both (gpt: "my pasted text").
+ */
+export function paramForm(el, { schema, onChange, waits = {} }) {
   el.classList.add('params');
   const props = schema.properties || {};
   const inputs = {};
@@ -40,7 +49,19 @@ export function paramForm(el, { schema, onChange }) {
         o.textContent = p.choices && p.choices[v] ? pick(p.choices[v]) : v;
         sel.append(o);
       }
-      sel.onchange = () => fire(sel.value);
+      sel.onchange = () => {
+        const w = waits?.[name]?.[sel.value];
+        const other = w && inputs[w.field];
+        if (other && [...String(current[w.field] || '')].length < (w.min || 1)) {
+          waiting = { name, value: sel.value, ...w };
+          set({ [name]: sel.value }); // shows the box; nothing is sent until it is filled
+          other.waitHint(t('note.wait_for_text', { min: w.min || 1 }));
+          other.input.focus();
+          return;
+        }
+        waiting = null;
+        fire(sel.value);
+      };
       return { el: sel, set: (v) => { sel.value = v; }, input: sel };
     }
     if (p.type === 'boolean') {
@@ -80,16 +101,63 @@ export function paramForm(el, { schema, onChange }) {
         set: (v) => { range.value = String(toPos(v)); box.textContent = fmt(v, 3); },
       };
     }
+    // A text box: its bytes counted as they are typed; text over the limit is kept in the
+    // box (never cut, never sent) and the page says the limit.
+    const wrap = document.createElement('span');
+    wrap.className = 'text-param';
     const area = document.createElement('textarea');
     area.id = id;
-    if (p.maxLength) area.maxLength = p.maxLength;
     area.rows = 3;
-    area.onchange = () => fire(area.value);
-    return { el: area, set: (v) => { area.value = v ?? ''; }, input: area };
+    const maxBytes = Math.min(p.max_bytes ?? MAX_TEXT_BYTES, MAX_TEXT_BYTES);
+    const count = document.createElement('small');
+    count.className = 'count';
+    count.setAttribute('aria-live', 'polite');
+    const hint = document.createElement('small');
+    hint.className = 'wait';
+    hint.hidden = true;
+    const counted = () => {
+      const n = bytesOf(area.value);
+      const over = n > maxBytes || (p.maxLength && [...area.value].length > p.maxLength);
+      count.classList.toggle('over', !!over);
+      count.textContent = over
+        ? t('note.too_many_bytes', { n: n.toLocaleString(), max: maxBytes.toLocaleString(), kb: Math.round(maxBytes / 1000) })
+        : area.value ? t('note.byte_count', { n: n.toLocaleString(), max: maxBytes.toLocaleString() }) : '';
+      return !over;
+    };
+    area.oninput = counted;
+    area.onchange = () => {
+      if (!counted()) return;
+      if (waiting && waiting.field === name) {
+        if ([...area.value].length < (waiting.min || 1)) return;
+        const w = waiting;
+        waiting = null;
+        hint.hidden = true;
+        onChange({ [name]: area.value, [w.name]: w.value });
+        return;
+      }
+      fire(area.value);
+    };
+    wrap.append(area, hint, count);
+    return {
+      el: wrap,
+      set: (v) => {
+        // Text the learner typed and was not sent (over the limit) stays until they change it.
+        if (count.classList.contains('over') && (v ?? '') === area.dataset.sent) return;
+        area.value = v ?? '';
+        area.dataset.sent = area.value;
+        counted();
+      },
+      input: area,
+      waitHint: (text) => { hint.textContent = text; hint.hidden = false; },
+    };
   }
 
   let current = {};
+  let waiting = null; // a choice waiting for its text box to be filled
   function set(values) {
+    if (waiting && values && waiting.name in values && values[waiting.name] !== waiting.value && !(waiting.field in values)) {
+      values = { ...values, [waiting.name]: waiting.value }; // the server's echo would hide the box
+    }
     current = { ...current, ...(values || {}) };
     for (const [k, v] of Object.entries(values || {})) if (inputs[k]) inputs[k].set(v);
     // show_if: {other: value | [values]} hides a field that does not apply right now.

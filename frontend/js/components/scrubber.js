@@ -13,14 +13,16 @@ export function scrubber(el, { onSeek, onLive }) {
   const live = el.querySelector('.live');
   let latest = 0;
   let scrubbing = false;
+  let shown = null; // the step of the replayed frame on screen (the nearest recorded one)
   let sendTimer = null;
   const label = () => {
-    out.textContent = scrubbing ? t('viewing_step', { step: range.value, live: latest }) : t('live_step', { step: latest });
+    out.textContent = scrubbing ? t('viewing_step', { step: shown ?? range.value, live: latest }) : t('live_step', { step: latest });
     live.hidden = !scrubbing;
     el.classList.toggle('scrubbing', scrubbing);
   };
   range.oninput = () => {
     scrubbing = Number(range.value) < latest;
+    shown = null;
     label();
     clearTimeout(sendTimer); // one seek per pause in the drag, not one per pixel
     sendTimer = setTimeout(() => (scrubbing ? onSeek(Number(range.value)) : onLive()), 30);
@@ -44,6 +46,8 @@ export function scrubber(el, { onSeek, onLive }) {
       range.value = String(s);
       range.oninput();
     },
+    /** The replayed frame drawn is this step's (recorded frames can be sparse). */
+    shown(step) { if (scrubbing && shown !== step) { shown = step; label(); } },
     goLive,
     reset() { scrubbing = false; latest = 0; range.max = '0'; range.value = '0'; label(); },
     relabel: label,

@@ -28,10 +28,15 @@ export function addStrings(dict) {
   for (const l of ['zh', 'en']) tables[l] = { ...(tables[l] || {}), ...(dict[l] || {}) };
 }
 
+// A device without a mouse or a keyboard (a phone): a string with a `<key>.touch` variant
+// says that instead (no "Shift-click" where there is no Shift).
+const touchOnly = typeof matchMedia === 'function' && matchMedia('(hover: none) and (pointer: coarse)').matches;
+
 /** t('key', {n: 3}) -> the current language's string with {n} filled in. */
 export function t(key, vars = {}) {
   const l = currentLang();
-  let s = (tables[l] && tables[l][key]) ?? (tables.en && tables.en[key]) ?? key;
+  const k = touchOnly && ((tables[l] && `${key}.touch` in tables[l]) || (tables.en && `${key}.touch` in tables.en)) ? `${key}.touch` : key;
+  let s = (tables[l] && tables[l][k]) ?? (tables.en && tables.en[k]) ?? k;
   for (const [k, v] of Object.entries(vars)) s = s.replaceAll(`{${k}}`, v);
   return s;
 }

@@ -1,10 +1,11 @@
 // The lab state lives in the URL so a reload or a shared link shows the same thing.
-// Reserved keys: lab, seed, step, lang, present, embed, controls, session, and the lab's
+// Reserved keys: lab, seed, step, lang, present, embed, controls, session, join (the class
+// a student follows: a reload rejoins it), and the lab's
 // view-state keys (its catalog entry's `view_keys`, e.g. layer, head; an entry without them:
 // layer, head, hover). Everything else is a lab param (lists and objects as JSON).
 
 const MAX_URL_VALUE = 2000;
-const BASE = ['lab', 'seed', 'step', 'lang', 'present', 'embed', 'controls', 'session'];
+const BASE = ['lab', 'seed', 'step', 'lang', 'present', 'embed', 'controls', 'session', 'join', 'scrub'];
 
 /** The view keys a catalog entry without `view_keys` gets (today's gpt keys). */
 export const LEGACY_VIEW_KEYS = {
@@ -50,10 +51,13 @@ export function parseViewValue(text, spec = {}) {
 export function readUrl(schema) {
   const q = new URLSearchParams(location.search);
   const params = {};
+  const refused = []; // [{field, text, reason}]: a link's value the lab cannot take (its default is used)
   const props = (schema && schema.properties) || {};
   for (const [k, v] of q) {
     if (reserved.has(k) || !(k in props)) continue;
-    params[k] = parseValue(v, props[k]);
+    const { value, reason } = checkValue(v, props[k]);
+    if (reason) refused.push({ field: k, text: v, reason });
+    else params[k] = value;
   }
   const state = {}; // the lab's view keys the URL sets, parsed
   for (const [k, spec] of Object.entries(labViewKeys(viewKeys))) {
@@ -64,22 +68,42 @@ export function readUrl(schema) {
   return {
     lab: q.get('lab'),
     seed: q.has('seed') ? Number(q.get('seed')) : 0,
-    step: q.has('step') ? Number(q.get('step')) : null,
+    step: q.has('step') && Number.isInteger(Number(q.get('step'))) && Number(q.get('step')) >= 0 ? Number(q.get('step')) : null,
     lang: q.get('lang'),
     params,
+    refused,
     view: Object.fromEntries([...q].filter(([k]) => reserved.has(k))),
     state,
   };
 }
 
-function parseValue(v, prop) {
-  const type = prop.type || (prop.anyOf && prop.anyOf[0].type);
-  if (type === 'number' || type === 'integer') return Number(v);
-  if (type === 'boolean') return v === 'true' || v === '1';
-  if (type === 'array' || type === 'object') {
-    try { return JSON.parse(v); } catch { return undefined; }
+/** The lowest and highest value a number param takes (its schema's bounds), or undefined. */
+export function bounds(prop) {
+  return { lo: prop.minimum ?? prop.exclusiveMinimum, hi: prop.maximum ?? prop.exclusiveMaximum };
+}
+
+/**
+ * A link's text for one param -> {value} or {reason}: 'number' (not a number), 'integer',
+ * 'range' (outside the schema's bounds), 'choice' (not one of its choices), 'bool', 'format'
+ * (not JSON), 'length'. A refused value is never sent: the lab would refuse to open.
+ */
+export function checkValue(text, prop) {
+  const type = prop.type || (prop.anyOf && prop.anyOf.find((a) => a.type !== 'null')?.type);
+  if (prop.enum) return prop.enum.map(String).includes(text) ? { value: prop.enum.find((e) => String(e) === text) } : { reason: 'choice' };
+  if (type === 'number' || type === 'integer') {
+    const v = Number(text);
+    if (text.trim() === '' || !Number.isFinite(v)) return { reason: 'number' };
+    if (type === 'integer' && !Number.isInteger(v)) return { reason: 'integer' };
+    const { minimum: min, maximum: max, exclusiveMinimum: xmin, exclusiveMaximum: xmax } = prop;
+    if ((min !== undefined && v < min) || (max !== undefined && v > max) || (xmin !== undefined && v <= xmin) || (xmax !== undefined && v >= xmax)) return { reason: 'range' };
+    return { value: v };
   }
-  return v;
+  if (type === 'boolean') return ['true', '1', 'false', '0'].includes(text) ? { value: text === 'true' || text === '1' } : { reason: 'bool' };
+  if (type === 'array' || type === 'object') {
+    try { return { value: JSON.parse(text) }; } catch { return { reason: 'format' }; }
+  }
+  if (prop.maxLength !== undefined && text.length > prop.maxLength) return { reason: 'length' };
+  return { value: text };
 }
 
 /**

@@ -5,7 +5,7 @@
 // maths. The hovered token (store key `hoverToken`) is highlighted in every view.
 import './gpt/strings.js';
 import { setText } from '../core/dom.js';
-import { t } from '../core/i18n.js';
+import { currentLang, t } from '../core/i18n.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { tokenStrip } from '../components/tokenStrip.js';
 import { probBars } from '../components/probBars.js';
@@ -14,6 +14,7 @@ import { readout } from '../components/readout.js';
 import { fmt } from '../components/plot.js';
 import { dashboard, paramDiff } from '../components/dashboard.js';
 import { generatePanel } from './gpt/generate.js';
+import { measureHeads, strongHeads } from './gpt/measure.js';
 
 const TASK_KINDS = ['reverse', 'copy', 'sort', 'induction', 'modadd'];
 const TEXT_PROMPTS = { 'text-en': 'The little shaomai', 'text-zh': '小烧麦' };
@@ -24,6 +25,10 @@ export const stylesheet = '/css/labs/gpt.css'; // the shell loads it
 // Attention maps, tokens and bars are canvas and DOM: the first frame is drawn before
 // plotly loads; the curves (lineChart) and the generation's work chart follow when it does.
 export const lazyPlotly = true;
+
+// "Text: my pasted text" shows the paste box and waits for the text (the lab cannot train
+// on nothing): the form sends the choice with the text.
+export const formWaits = { data: { 'text-pasted': { field: 'pasted', min: 100 } } };
 
 const div = (cls) => { const e = document.createElement('div'); if (cls) e.className = cls; return e; };
 
@@ -83,7 +88,9 @@ export default function mount(root, ctx) {
   legend.innerHTML = '<span class="lg-scale"></span><span class="lg-text"></span><span class="lg-masked"></span><span class="lg-mtext"></span>';
   const explain = document.createElement('p');
   explain.className = 'gpt-explain';
-  attnMain.append(exampleLabel, strip.el, gridEl, legend, explain);
+  const measuredEl = document.createElement('p'); // what the heads do, measured on this frame
+  measuredEl.className = 'gpt-explain gpt-measured';
+  attnMain.append(exampleLabel, strip.el, gridEl, legend, explain, measuredEl);
   const side = div('gpt-attn-side');
   const nextTitle = document.createElement('h4');
   const next = probBars(div(), { max: 8 });
@@ -206,7 +213,7 @@ export default function mount(root, ctx) {
     }
     rows.push(
       { label: t('gpt.n_params'), value: m.n_params.toLocaleString() },
-      { label: t('gpt.shape'), value: t('gpt.shape_value', { layers: m.n_layers, heads: m.n_heads }) },
+      { label: t('gpt.shape'), value: t(m.n_layers === 1 ? 'gpt.shape_value_1' : 'gpt.shape_value', { layers: m.n_layers, heads: m.n_heads }) },
       { label: t('gpt.ctx_vocab'), value: `${m.n_ctx} / ${m.vocab_size}` },
       { label: t('gpt.mask'), value: t(m.causal ? 'gpt.on' : 'gpt.off'), warn: !m.causal },
     );
@@ -259,8 +266,23 @@ export default function mount(root, ctx) {
     });
     const task = m.kind === 'task' ? m.data : 'text';
     setText(explain, t(`gpt.explain_${task}`));
+    setText(measuredEl, measuredText(patterns, m, task));
     solvedBadge.hidden = !m.solved_at;
     if (m.solved_at) setText(solvedBadge, `✓ ${t('gpt.solved')} ${t('gpt.solved_at', { step: m.solved_at, pct: Math.round(100 * m.solved_threshold) })}`);
+  }
+
+  // The heads that do something nameable in this frame, measured (a task: on its answer rows).
+  function measuredText(patterns, m, task) {
+    const graded = task === 'text' ? m.tokens.map((_, i) => i > 0) : m.graded;
+    const heads = strongHeads(measureHeads(patterns, { tokens: m.tokens, targets: m.targets, graded }));
+    if (!heads.length) return t('gpt.measured_none', { step: last.step });
+    const said = heads.map((h) => {
+      const name = `${t('gpt.layer_short')}${h.layer} ${t('gpt.head_short')}${h.head}`;
+      const pct = Math.round(100 * h.best);
+      if (h.kind === 'answer') return t('gpt.m_answer', { name, pct });
+      return t(h.offset <= 1 ? `gpt.m_offset_${h.offset}` : 'gpt.m_offset', { name, pct, d: h.offset });
+    });
+    return t(task === 'text' ? 'gpt.measured_text' : 'gpt.measured', { step: last.step, heads: said.join(currentLang() === 'zh' ? '；' : '; ') });
   }
 
   function drawLegend() {
