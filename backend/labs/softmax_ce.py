@@ -33,7 +33,9 @@ class Params(LabParams):
         min_length=2,
         max_length=10,
     )
-    target: int = param(0, zh="正确类别", en="Right class", ge=0, le=9, live=True)
+    # Chosen in the view, one radio per logit (the form's 0..9 slider ran past 4 logits); the
+    # validator below still refuses a class past the last logit.
+    target: int = param(0, zh="正确类别", en="Right class", ge=0, le=9, live=True, widget="hidden")
     n_samples: int = param(
         100, zh="样本数 (似然连乘)", en="Samples (likelihood product)", ge=1, le=1000, live=True
     )

@@ -169,7 +169,8 @@ export default function mount(root, { t, store, setParams }) {
     } else cards.masked.hint.textContent = '';
     if (T.weights) mv.weights.draw({ rows: T.weights, rowLabels: tok, colLabels: tok, focusRow: focus, note: focus !== null ? t('attention.focus', { r: focus }) : t('attention.rows_sum'), scale: 1 });
     if (T.out) mv.out.draw({ rows: T.out, rowLabels: tok, colLabels: dims(dv), focusRow: focus });
-    // The worked example in the book's own rounding: one line per stage reached.
+    // The lecture notes' worked example in their own rounding (3 decimals), one line per
+    // stage reached; the weights table above shows torch's values to 4 (0.4469, 0.3292).
     const row = (m2, r) => toRows(m2)[r];
     const three = (xs) => `[${xs.map((v) => (Number.isFinite(v) ? v.toFixed(3).replace('-', '−') : '−∞')).join(', ')}]`;
     cards.weights.note.textContent = focus !== null && T.weights

@@ -97,14 +97,18 @@ export default function mount(root, ctx) {
     }), CONFIG);
   });
 
+  // Viewers to one decimal with thousands separators: gradient descent's 30,161.8 and the
+  // closed form's 30,159.1 must differ visibly (4 significant digits showed both as 30160).
+  const viewers = (v) => (Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 }) : fmt(v));
+
   function drawNew(f) {
     const s = f.scalars, m = f.meta;
     const lr = store.get('params').lr;
     const unstable = m.critical_lr !== undefined && lr > m.critical_lr;
     info.show([
       { label: t('live-stream.features'), value: m.features ? t(`live-stream.f_${m.features}`) : '–' },
-      { label: t('live-stream.pred_gd'), value: s.pred_new, warn: !Number.isFinite(s.pred_new) },
-      ...(m.pred_new_optimum !== undefined ? [{ label: t('live-stream.pred_opt'), value: m.pred_new_optimum }] : []),
+      { label: t('live-stream.pred_gd'), value: viewers(s.pred_new), warn: !Number.isFinite(s.pred_new) },
+      ...(m.pred_new_optimum !== undefined ? [{ label: t('live-stream.pred_opt'), value: viewers(m.pred_new_optimum) }] : []),
       { label: t('live-stream.max_error'), value: s.max_error },
       { label: t('live-stream.mse'), value: s.mse, warn: !Number.isFinite(s.mse) },
       ...(lastGrowth !== null ? [{ label: t('live-stream.growth'), value: lastGrowth, warn: lastGrowth > 1.0001 }] : []),
@@ -116,7 +120,7 @@ export default function mount(root, ctx) {
       optLine = m.pred_new_optimum;
       Plotly.relayout(pNewChart.chart, {
         shapes: [{ type: 'line', xref: 'paper', x0: 0, x1: 1, y0: optLine, y1: optLine, line: { color: '#ffb000', width: 2, dash: 'dash' } }],
-        annotations: [{ xref: 'paper', x: 1, xanchor: 'right', y: optLine, yanchor: 'bottom', text: `${t('live-stream.optimum_line')} ${fmt(optLine, 5)}`, showarrow: false, font: { size: 11 } }],
+        annotations: [{ xref: 'paper', x: 1, xanchor: 'right', y: optLine, yanchor: 'bottom', text: `${t('live-stream.optimum_line')} ${viewers(optLine)}`, showarrow: false, font: { size: 11 } }],
       });
     }
   }
