@@ -1,7 +1,10 @@
 """A small CNN for scikit-learn's 8×8 digits, its augmentation, and an MLP of about its size.
 
 Each conv block is 3×3 conv (padding 1, so the map keeps its size) → ReLU → 2×2 max pool.
-Two blocks take 8×8 to 4×4 to 2×2; a linear layer reads the flattened maps. Hook names
+Two blocks take 8×8 to 4×4 to 2×2; a linear layer reads the flattened maps. The stem (the
+first block's conv) is an ablation: "3x3" (stride 1, as CIFAR ResNets adapt it for small
+images) or "7x7s2" (ImageNet ResNet's 7×7 stride-2 stem: on 8×8 digits it halves the
+resolution before anything is learned, 8×8 → 4×4 → pooled 2×2). Hook names
 (from the module tree): ``convs.{i}.hook_post`` (the block's maps after the ReLU, before
 pooling: [B, C_i, H_i, W_i]) and ``hook_logits``.
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from torch import Tensor, nn
@@ -28,39 +32,47 @@ class CNNConfig:
     kernel: int = 3
     side: int = 8  # input images are side × side, one channel
     n_classes: int = 10
+    stem: Literal["3x3", "7x7s2"] = "3x3"
 
     def __post_init__(self) -> None:
         if not self.channels:
             raise ValueError("a CNN needs at least one conv block")
-        if self.side % (2 ** len(self.channels)):
+        if self.side % (self.stem_stride * 2 ** len(self.channels)):
             raise ValueError(f"{len(self.channels)} poolings do not divide a side of {self.side}")
         if self.kernel % 2 == 0:
             raise ValueError("the kernel must be odd (padding k//2 keeps the map's size)")
 
     @property
+    def stem_stride(self) -> int:
+        return 2 if self.stem == "7x7s2" else 1
+
+    def kernel_of(self, i: int) -> int:
+        return 7 if i == 0 and self.stem == "7x7s2" else self.kernel
+
+    @property
     def sides(self) -> tuple[int, ...]:
         """The map side inside each block (before its pool): 8, 4 for two blocks."""
-        return tuple(self.side // 2**i for i in range(len(self.channels)))
+        return tuple(self.side // (self.stem_stride * 2**i) for i in range(len(self.channels)))
 
     @property
     def flat(self) -> int:
         """Inputs of the linear head: last channels × the last pooled side²."""
-        last = self.side // 2 ** len(self.channels)
+        last = self.side // (self.stem_stride * 2 ** len(self.channels))
         return self.channels[-1] * last * last
 
     def param_count(self) -> int:
         """Exact: equals sum(p.numel()) of the built model."""
         n, c_in = 0, 1
-        for c in self.channels:
-            n += c * c_in * self.kernel**2 + c
+        for i, c in enumerate(self.channels):
+            n += c * c_in * self.kernel_of(i) ** 2 + c
             c_in = c
         return n + self.flat * self.n_classes + self.n_classes
 
 
 class ConvBlock(nn.Module):
-    def __init__(self, c_in: int, c_out: int, kernel: int):
+    def __init__(self, c_in: int, c_out: int, kernel: int, stride: int = 1):
         super().__init__()
-        self.conv = nn.Conv2d(c_in, c_out, kernel, padding=kernel // 2)
+        self.conv = nn.Conv2d(c_in, c_out, kernel, stride=stride, padding=kernel // 2)
         self.hook_post = HookPoint()
 
     def forward(self, x: Tensor) -> Tensor:
@@ -73,7 +85,8 @@ class CNN(nn.Module):
         self.cfg = cfg
         c_in = (1, *cfg.channels[:-1])
         self.convs = nn.ModuleList(
-            ConvBlock(a, b, cfg.kernel) for a, b in zip(c_in, cfg.channels, strict=True)
+            ConvBlock(a, b, cfg.kernel_of(i), cfg.stem_stride if i == 0 else 1)
+            for i, (a, b) in enumerate(zip(c_in, cfg.channels, strict=True))
         )
         self.out = nn.Linear(cfg.flat, cfg.n_classes)
         self.hook_logits = HookPoint()

@@ -1,6 +1,8 @@
 """Lab `cnn`: a small CNN learns the 8×8 digits beside an MLP of about its parameter count.
 
-Two arms on the trainer, same batches, same seed: the CNN (models/cnn.py: 3×3 conv → ReLU
+Two arms on the trainer (three with the stem ablation: the same CNN with ImageNet
+ResNet's 7×7 stride-2 first conv, which on 8×8 digits halves the resolution before anything
+is learned), same batches, same seed: the CNN (models/cnn.py: 3×3 conv → ReLU
 → 2×2 max pool, twice, then a linear head) and a one-hidden-layer MLP whose hidden width
 makes its parameter count closest to the CNN's (both counts from the built models, shown).
 Streams loss every step and train/test accuracy on the whole splits every `eval_every`
@@ -14,6 +16,7 @@ and the CNN's feature maps of that drawing.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -39,6 +42,11 @@ class Params(LabParams):
     )
     compare_mlp: bool = param(
         True, zh="旁边训练一个参数量相近的 MLP", en="Train an MLP of similar size beside it"
+    )
+    compare_stem: bool = param(
+        False,
+        zh="再加一个 ImageNet 式 7×7 步长 2 的开头 (stem) 的 CNN",
+        en="Add a CNN with ImageNet's 7×7 stride-2 stem",
     )
     augment: bool = param(
         False,
@@ -133,6 +141,17 @@ class CNNLab(TrainingLab):
                 {"zh": f"CNN（{ch} 通道）", "en": f"CNN ({ch} channels)"},
             )
         ]
+        if p.compare_stem:
+            stem_cfg = replace(cfg, stem="7x7s2")
+            arms.append(
+                ArmSpec(
+                    "CNN 7×7/2",
+                    lambda: cnn.CNN(stem_cfg),
+                    optim,
+                    self.seed,
+                    {"zh": "CNN（7×7 步长 2 开头）", "en": "CNN (7×7 stride-2 stem)"},
+                )
+            )
         if p.compare_mlp:
             h = mlp_cfg.hidden[0]
             arms.append(

@@ -75,3 +75,15 @@ def test_augmentation_changes_the_batches_and_a_drawing_gets_both_answers(client
         for i in (0, 1):
             assert abs(float(t[f"arm.{i}.probs"].sum()) - 1) < 1e-5
         assert len(f["header"]["meta"]["preds"]) == 2
+
+
+def test_stem_ablation_is_a_third_arm(client):
+    with client.websocket_connect("/ws") as ws:
+        send(ws, {"type": "open", "lab": "cnn", "params": {"compare_stem": True}, "seed": 0})
+        f, _ = recv_until(ws, lambda m: m["type"] == "frame")
+        t, arms = f["tensors"], f["header"]["meta"]["arms"]
+        assert [a["label"] for a in arms] == ["CNN", "CNN 7×7/2", "MLP"]
+        assert [a["params"] for a in arms] == [1898, 1738, 1885]
+        assert t["arm.1.convs.0.kernels"].shape == (8, 1, 7, 7)
+        assert t["arm.1.convs.0.hook_post"].shape == (8, 4, 4)  # 8×8 halved by the stride
+        assert t["arm.1.convs.1.hook_post"].shape == (16, 2, 2)

@@ -1,7 +1,8 @@
 """The `cnn` lab in a real Chromium: a new user presses play and the CNN passes 95% test
 accuracy (steps bounded; the wall time is written down), feature maps, kernels, confusion
 matrices for both arms with their parameter counts, a drawn digit gets both softmaxes and its
-own feature maps; en desktop and zh on a 390×844 phone, screenshots of each."""
+own feature maps; en desktop and zh on a 390×844 phone (augmentation on, the 7×7 stride-2
+stem as a third arm), screenshots of each."""
 
 import logging
 import time
@@ -79,13 +80,15 @@ def test_chinese_on_a_phone(live_server, browser):
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
     try:
-        page.goto(f"{live_server}/lab.html?lab=cnn&lang=zh&augment=true")
+        page.goto(f"{live_server}/lab.html?lab=cnn&lang=zh&augment=true&compare_stem=true")
         page.wait_for_function(READY)
         page.click("[data-act=step10]")
         page.wait_for_function("() => window.shaomai.store.get('step') >= 10")
         page.wait_for_function(f"() => ({CNN_TEST})().length >= 2")
         assert "写一个数字" in page.inner_text(".cnn-draw")
         assert "整个测试集上的混淆矩阵" in page.inner_text(".cnn-confusion")
+        assert page.locator(".cnn-confusion .matrix-view").count() == 3  # the stem arm too
+        assert "CNN 7×7/2 参数量" in page.inner_text(".dash-readout")
         draw_stroke(page, [(60, 60), (150, 60), (100, 200)])  # a "7"
         page.wait_for_function(
             "() => document.querySelectorAll('.cnn-draw .cnn-map canvas.mg-main').length === 2"

@@ -10,8 +10,9 @@ from models.stages import grad_stages
 
 def test_param_count_exact_and_mlp_of_similar_size():
     for ch in [(8, 16), (4,), (16, 32, 8)]:
-        cfg = cnn.CNNConfig(channels=ch)
-        assert cfg.param_count() == sum(p.numel() for p in cnn.CNN(cfg).parameters())
+        for stem in ("3x3", "7x7s2") if len(ch) < 3 else ("3x3",):
+            cfg = cnn.CNNConfig(channels=ch, stem=stem)
+            assert cfg.param_count() == sum(p.numel() for p in cnn.CNN(cfg).parameters())
     cfg = cnn.CNNConfig()
     assert cfg.param_count() == 80 + 1168 + 650 == 1898
     m = cnn.mlp_like(cfg)
@@ -29,6 +30,17 @@ def test_hooks_and_shapes():
     assert store["convs.1.hook_post"].shape == (3, 16, 4, 4)
     assert (store["convs.0.hook_post"] >= 0).all()  # after the ReLU
     assert model.kernels(1).shape == (16, 8, 3, 3)
+
+
+def test_imagenet_stem_halves_the_digit_before_anything_is_learned():
+    cfg = cnn.CNNConfig(stem="7x7s2")
+    assert cfg.sides == (4, 2) and cfg.flat == 16
+    assert cfg.param_count() == (8 * 49 + 8) + 1168 + 170 == 1738
+    model = cnn.CNN(cfg)
+    with capture(model, "convs.*.hook_post") as store:
+        assert model(torch.rand(2, 8, 8)).shape == (2, 10)
+    assert store["convs.0.hook_post"].shape == (2, 8, 4, 4)
+    assert store["convs.1.hook_post"].shape == (2, 16, 2, 2)
 
 
 def test_grad_stages():
