@@ -149,8 +149,9 @@ class TrainingLab(Lab):
 
     def picture(self, arm: Arm) -> list[TensorOut] | tuple[list[TensorOut], dict[str, Any]]:
         """One arm's tensors for a sent frame (and optionally its meta). With
-        `pictures_later`, it may be drawn while the next step's backward runs: read only
-        the weights and what the step does not change (not .grad, not the batch cursor)."""
+        `pictures_later`, it may be drawn while another backward runs (with several arms,
+        the next arm's in this step; the last arm's, the next step's first): read only this
+        arm's weights and what the step does not change (not .grad, not the batch cursor)."""
         return []
 
     def shared_picture(self) -> list[TensorOut]:
