@@ -52,7 +52,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.store = RunStore(
             settings.data_dir / STORE_FILENAME, int(settings.max_run_mb * 2**20)
         )
-        app.state.sessions = SessionManager(settings)
+        app.state.sessions = SessionManager(settings, app.state.store)  # autosaves into it
         app.state.sessions.start()
         yield
         await app.state.sessions.stop()

@@ -21,9 +21,9 @@ LAB = "linear-regression"
 
 
 def _wired(c: TestClient) -> SessionManager:
-    """The app's manager with the app's store (app.py passes it; older app.py did not)."""
+    """The app's manager, which the app gave its store (without it nothing autosaves)."""
     manager = c.app.state.sessions
-    manager.store = c.app.state.store
+    assert manager.store is c.app.state.store
     return manager
 
 
