@@ -45,6 +45,7 @@ def test_depth_vanishing_gradients_in_english(live_server, page):
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(300)
     screenshot(page, "depth-en-phone")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # no sideways scroll
 
 
 def test_depth_symmetry_scenarios_in_chinese(live_server, page):
@@ -79,3 +80,4 @@ def test_depth_symmetry_scenarios_in_chinese(live_server, page):
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(300)
     screenshot(page, "depth-zh-phone")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # no sideways scroll

@@ -36,6 +36,7 @@ def test_regularization_dropout_in_english(live_server, page):
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(300)
     screenshot(page, "regularization-en-phone")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # no sideways scroll
 
 
 def test_regularization_studies_in_chinese(live_server, page):
@@ -66,3 +67,4 @@ def test_regularization_studies_in_chinese(live_server, page):
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(300)
     screenshot(page, "regularization-zh-phone")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # no sideways scroll
