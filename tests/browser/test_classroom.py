@@ -65,7 +65,7 @@ def test_teacher_shares_student_follows_forks_and_rejoins(live_server, browser):
         # The student's attempt to step is refused by the server.
         student.evaluate("() => window.shaomai.client.control('step', {count: 1})")
         student.wait_for_function(
-            "() => document.querySelector('#toast').textContent.includes('Not allowed')"
+            "() => document.querySelector('#toast').textContent.includes('Viewers only watch')"
         )
 
         # A dropped connection rejoins; the loss curve has no gap and no duplicate.

@@ -133,3 +133,28 @@ def test_gpt_text_generation_and_the_leak(live_server, page):
     assert any("因果掩码" in n for n in names)  # "上一次运行（因果掩码: 开）"
     assert page.inner_text(".gpt-sample pre.prev")
     screenshot(page, "gpt-leak-zh")
+
+
+def test_my_pasted_text_waits_for_the_text_and_a_long_paste_is_counted(live_server, page):
+    page.goto(f"{live_server}/lab.html?lab=gpt&lang=zh")
+    ready(page)
+    page.select_option("#param-data", "text-pasted")
+    page.wait_for_timeout(500)
+    # The box shows and waits (nothing sent, nothing refused, the choice stays).
+    assert page.is_visible("#param-pasted")
+    assert page.input_value("#param-data") == "text-pasted"
+    assert page.is_hidden("#toast")
+    assert "至少 100" in page.inner_text(".params .wait")
+    # 342 KB of Chinese: counted in bytes, refused here with the limit, the text kept.
+    big = "小烧麦" * 38_000
+    page.fill("#param-pasted", big)
+    page.dispatch_event("#param-pasted", "change")
+    assert "200,000" in page.inner_text(".params .count.over")
+    assert len(page.input_value("#param-pasted")) == len(big)
+    assert page.is_hidden("#toast")
+    screenshot(page, "gpt-paste-zh")
+    text = "一只小烧麦走进了厨房，它看见锅里的水开了。" * 8
+    page.fill("#param-pasted", text)
+    page.dispatch_event("#param-pasted", "change")
+    page.wait_for_function("() => window.shaomai.store.get('params').data === 'text-pasted'")
+    assert page.evaluate("() => window.shaomai.store.get('params').pasted.length") == len(text)
