@@ -162,3 +162,28 @@ def test_inverted_dropout_scales_kept_units_like_torch_and_only_in_training():
     assert not torch.equal(m(xb, g), m(xb, g))  # training: a fresh mask each call
     m.eval()
     assert torch.equal(m(xb, g), m(xb, g))  # eval: no dropout, no scaling
+
+
+def test_at_depth_30_the_plain_sigmoid_input_layer_never_moves_and_the_reference_learns():
+    from models.data import playground as pg
+
+    split = pg.make(pg.PlaygroundConfig(kind="circle", n=800, noise=0.1), 0)
+    x, y, xt, yt = split.x_train / 2.5, split.y_train, split.x_test / 2.5, split.y_test
+
+    def run(model: DeepStack, steps: int) -> float:
+        opt = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.9)  # the lab's
+        g = torch.Generator().manual_seed(0)
+        for _ in range(steps):
+            i = torch.randint(len(x), (64,), generator=g)
+            opt.zero_grad()
+            F.cross_entropy(model(x[i]), y[i]).backward()
+            opt.step()
+        with torch.no_grad():
+            return (model(xt).argmax(1) == yt).float().mean().item()
+
+    plain = build(depth=30, activation="sigmoid", init="normal", sigma=0.01)
+    w0 = plain.layers[0].linear.weight.detach().clone()
+    run(plain, 20)
+    assert torch.equal(plain.layers[0].linear.weight, w0)  # its gradient is exactly 0
+    ref = build(depth=30, activation="relu", init="kaiming_in", residual=True)
+    assert run(ref, 150) > 0.9
