@@ -59,23 +59,24 @@ export function paramDiff(before, after, schema) {
 
 /**
  * root: where the dashboard goes. ctx: the view's ctx (store, client, info, params).
- * opts.charts: [{title, keys: [{key, name, color?, dash?, markers?}] or () => keys, logY?, legend?: 'low',
+ * opts.charts: [{title, keys: [{key, name, color?, dash?, markers?}] or () => keys, logY?, legend?: 'low' | 'above',
  *   kept?: false, keptKey?, yaxis?, cls?, hint?}] (logY and legend may be functions; kept runs draw on
  *   the chart's `keptKey`, else its first key; yaxis: extra plotly y-axis layout, e.g. a range;
  *   cls: a class for the chart's panel; hint: its hint's i18n key)
  * opts.waterfall (true), opts.readout ((frame, arms) => extra rows, or false: no readout panel),
  * opts.keep (true: the Keep button), opts.curvesMs (how often the curves take new rows),
- * opts.armTitles (name arms by their zh/en `title` from frame meta, not their label).
+ * opts.armTitles (name arms by their zh/en `title` from frame meta, not their label),
+ * opts.className (the view's class on the dashboard's element: the view needs no wrapper).
  */
 export function dashboard(root, ctx, opts = {}) {
   const { store, client, info } = ctx;
   const {
     charts = [{ title: 'dash.loss', keys: [{ key: 'loss', name: 'dash.train_loss' }], logY: true }],
     waterfall: withWaterfall = true, readout: extraRows = () => [], keep: withKeep = true, curvesMs = 300,
-    armTitles = false,
+    armTitles = false, className = '',
   } = opts;
   ensureCss('/css/map-grid.css'); // the kit's styles (the bar, the kept chips, the waterfall)
-  const el = div('dashboard');
+  const el = div(`dashboard ${className}`.trim());
   root.append(el);
   const bar = div('dash-bar');
   const picturesEl = div('view-grid dash-pictures');
@@ -158,11 +159,13 @@ export function dashboard(root, ctx, opts = {}) {
     if (sig === b.sig) return false;
     b.sig = sig;
     const low = val(b.spec.legend) === 'low'; // rising curves leave the bottom right free
-    const legend = { orientation: 'v', x: 1, xanchor: 'right', y: low ? 0.05 : 1, yanchor: low ? 'bottom' : 'top', bgcolor: 'rgba(255,255,255,0.75)', font: { size: 11 } };
+    const above = val(b.spec.legend) === 'above'; // many curves that cross: the legend above the plot
+    const legend = above ? { orientation: 'h', x: 1, xanchor: 'right', y: 1.3 }
+      : { orientation: 'v', x: 1, xanchor: 'right', y: low ? 0.05 : 1, yanchor: low ? 'bottom' : 'top', bgcolor: 'rgba(255,255,255,0.75)', font: { size: 11 } };
     // The rows so far are drawn with the new chart at once, never queued behind other charts'
     // redraws (a fork rebuilds every chart: one waiting its turn would stay empty for seconds).
     const all = [...keptRows, ...rows.slice(0, rows.length - pending.length)]; // pending rows: added at the flush
-    b.chart = lineChart(b.panel.chart, { traces: tr, logY, xTitle: 'step', legend, yaxis: b.spec.yaxis, rows: all }); // replaces the old plot
+    b.chart = lineChart(b.panel.chart, { traces: tr, logY, xTitle: 'step', legend, yaxis: b.spec.yaxis, marginTop: above ? 56 : null, rows: all }); // replaces the old plot
     return true;
   }
   const ensureAll = () => boxes.forEach(ensure);

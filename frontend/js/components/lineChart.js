@@ -7,9 +7,10 @@ import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleCost, whenPlotly } 
  * traces: [{key: 'loss', name: 'loss', color?, dash?, markers?}] read from scalar rows'
  * values; `markers` for a sparse series (a held-out evaluation every N steps): its points show.
  * Non-finite values are skipped (a diverged loss is shown by the readout, not an infinite axis).
- * yaxis: extra y-axis layout (a range, a tick format); rows: the rows so far, drawn with the chart.
+ * yaxis: extra y-axis layout (a range, a tick format); marginTop: room above the plot (a legend
+ * there); rows: the rows so far, drawn with the chart.
  */
-export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null, yaxis = null, rows = null }) {
+export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null, yaxis = null, marginTop = null, rows = null }) {
   // A line through one point draws nothing: a curve shows its point as a marker until it
   // has two (a loss at step 0, a run just reset), then becomes a plain line.
   const points = traces.map(() => 0);
@@ -28,6 +29,7 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
   };
   const layout = baseLayout({
     title,
+    ...(marginTop === null ? {} : { margin: { l: 64, r: 12, t: marginTop, b: 38 } }),
     showlegend: traces.length > 1,
     legend: legend || { orientation: 'h', y: 1.12, x: 1, xanchor: 'right' },
     xaxis: { title: { text: xTitle }, zeroline: false },

@@ -66,11 +66,11 @@ export default function mount(root, ctx) {
   const { t, store, setParams } = ctx;
   addStrings(STRINGS);
   root.innerHTML = '';
-  const view = el('div', 'digits-view', root);
 
   // -- the dashboard: loss (log ticks at 1, 2, 5 of each decade, written out: 0.5, not a bare
   // 5), accuracy with the kept runs' test accuracy, the gradient waterfall ------------------
-  const dash = dashboard(view, ctx, {
+  const dash = dashboard(root, ctx, {
+    className: 'digits-view',
     charts: [
       {
         title: 'digits.loss_chart', cls: 'digits-loss', logY: true, yaxis: { dtick: 'D2', tickformat: '~g' },

@@ -86,11 +86,9 @@ const pct = (v) => `${(100 * v).toFixed(1)}%`;
 export default function mount(root, ctx) {
   const { t, store, params, setParams } = ctx;
   root.innerHTML = '';
-  const view = document.createElement('div');
-  view.className = 'logistic-view';
-  root.append(view);
   // One weight vector, one stage: no waterfall. The metrics panel is the readout.
-  const dash = dashboard(view, ctx, {
+  const dash = dashboard(root, ctx, {
+    className: 'logistic-view',
     charts: [
       { title: 'logistic.loss', cls: 'logistic-loss', keys: [{ key: 'loss', name: () => 'BCE' }] },
       {

@@ -69,10 +69,8 @@ addStrings({
 export default function mount(root, ctx) {
   const { t, store, setParams, infer } = ctx;
   root.innerHTML = '';
-  const view = document.createElement('div');
-  view.className = 'mlp-pg';
-  root.append(view);
-  const dash = dashboard(view, ctx, {
+  const dash = dashboard(root, ctx, {
+    className: 'mlp-pg',
     charts: [{
       title: `${ID}.loss`, cls: 'pg-loss', logY: true,
       keys: [{ key: 'loss', name: `${ID}.train`, color: '#1d2330' }, { key: 'test_loss', name: `${ID}.test`, color: '#e8702a', dash: 'dot' }],

@@ -4,7 +4,7 @@
 // All numbers come from the server; the page only draws.
 import { addStrings } from '../core/i18n.js';
 import { heatmap, linspace } from '../components/heatmap.js';
-import { lineChart } from '../components/lineChart.js';
+import { dashboard } from '../components/dashboard.js';
 import { readout } from '../components/readout.js';
 import { panel } from '../components/panel.js';
 import { CONFIG, baseLayout, fmt, Plotly, throttleFrame } from '../components/plot.js';
@@ -81,32 +81,29 @@ function pathOverlay(color) {
   return { type: 'scatter', mode: 'lines', x: [], y: [], line: { color, width: 2 } };
 }
 
-export default function mount(root, { t, store }) {
+export default function mount(root, ctx) {
+  const { t, store } = ctx;
   root.innerHTML = '';
-  const grid = document.createElement('div');
-  grid.className = 'view-grid temperature-view';
-  root.append(grid);
-  const pLoss = panel(grid, 'temperature.losses');
+  // Plain gradient descent on (A, B, C): one stage, no waterfall; the numbers are the readout.
+  // The loss legend sits above the plot, out of the curves' way.
+  const dash = dashboard(root, ctx, {
+    className: 'temperature-view', waterfall: false, readout: false,
+    charts: [{
+      title: 'temperature.losses', logY: true, legend: 'above',
+      keys: [
+        { key: 'loss', name: 'temperature.train', color: SPLIT_COLORS[0] },
+        { key: 'val_loss', name: 'temperature.val', color: SPLIT_COLORS[1] },
+        { key: 'test_loss', name: 'temperature.test', color: SPLIT_COLORS[2] },
+        { key: 'future_loss', name: 'temperature.future', color: '#7f8c8d', dash: 'dot' },
+      ],
+    }],
+  });
+  const grid = dash.grid;
   const pRead = panel(grid, 'temperature.numbers', { chart: false });
   const pValley = panel(grid, 'temperature.valley', { hint: 'temperature.valley_hint' });
   const pRatio = panel(grid, 'temperature.ratio', { hint: 'temperature.ratio_hint' });
   const pSeries = panel(grid, 'temperature.series');
 
-  const traces = () => [
-    { key: 'loss', name: t('temperature.train'), color: SPLIT_COLORS[0] },
-    { key: 'val_loss', name: t('temperature.val'), color: SPLIT_COLORS[1] },
-    { key: 'test_loss', name: t('temperature.test'), color: SPLIT_COLORS[2] },
-    { key: 'future_loss', name: t('temperature.future'), color: '#7f8c8d', dash: 'dot' },
-  ];
-  // The legend sits above the plot, out of the curves' way.
-  const lossChart = () => {
-    const c = lineChart(pLoss.chart, { traces: traces(), logY: true, xTitle: 'step' });
-    const clear = c.clear;
-    c.clear = () => { clear(); Plotly.relayout(pLoss.chart, { 'margin.t': 56, 'legend.y': 1.3 }); };
-    Plotly.relayout(pLoss.chart, { 'margin.t': 56, 'legend.y': 1.3 });
-    return c;
-  };
-  let losses = lossChart();
   // Fresh objects per chart: plotly keeps (and restyles) the trace objects it is given.
   const star = () => ({ type: 'scatter', mode: 'markers', x: [], y: [], marker: { symbol: 'star', size: 15, color: '#ffb000', line: { color: '#000', width: 1 } } });
   const dot = () => ({ type: 'scatter', mode: 'markers', x: [], y: [], marker: { size: 11, color: '#e8702a', line: { color: '#fff', width: 2 } } });
@@ -214,24 +211,22 @@ export default function mount(root, { t, store }) {
   }
 
   return {
-    frame(f) { show(f); },
+    frame(f) { dash.onFrame(f); show(f); },
     scalars(newRows) {
       rows.push(...newRows);
-      losses.add(newRows);
+      dash.onScalars(newRows);
       drawPaths();
     },
     reset() {
       rows = [];
       seriesKey = null;
-      losses.clear();
+      dash.reset();
       drawPaths();
     },
     params() { if (last) drawInfo(last); },
     relabel() {
-      for (const p of [pLoss, pRead, pValley, pRatio, pSeries]) p.relabel();
-      Plotly.purge(pLoss.chart);
-      losses = lossChart();
-      losses.add(rows);
+      for (const p of [pRead, pValley, pRatio, pSeries]) p.relabel();
+      dash.relabel();
       seriesKey = null;
       if (last) show(last);
     },
