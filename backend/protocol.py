@@ -117,7 +117,7 @@ ViewValue = StrictBool | StrictInt | float | Annotated[str, Field(max_length=64)
 class View(_Msg):
     """The driver's view state; viewers follow it (the server sends it back as is). Its
     keys are the lab's (`view_keys` in the catalog), checked by backend/view_keys.py
-    against the session's lab and params; None values are dropped."""
+    against the session's lab and params; None clears a key (sent on as null)."""
 
     type: Literal["view"] = "view"
     state: dict[Annotated[str, Field(max_length=32)], ViewValue] = Field(max_length=32)

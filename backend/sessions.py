@@ -199,8 +199,10 @@ class Session(WorkerSide):
         self.bus.publish_text(protocol.dump(protocol.Kept.model_construct(runs=self.kept)))
 
     def set_view(self, state: dict[str, Any]) -> None:
-        """The driver's view (selected head, hovered token, scrub step, presenter): viewers follow."""
-        self.view_state = {**self.view_state, **state}
+        """The driver's view (selected head, hovered token, scrub step, presenter): viewers
+        follow. A None clears its key for the viewers now and is not kept for later ones."""
+        merged = {**self.view_state, **state}
+        self.view_state = {k: v for k, v in merged.items() if v is not None}
         self.bus.publish_text(protocol.dump(protocol.View(state=state)))
 
     async def _guard(self, coro):

@@ -44,7 +44,8 @@ def check_declaration(name: str, spec: dict[str, Any], params_fields: set[str]) 
 
 
 def check_state(state: dict[str, Any], lab_cls, params) -> dict[str, Any]:
-    """The view state with None values left out, or SessionError naming the first bad key."""
+    """The view state checked (None clears a key: the enlarged map closed), or SessionError
+    naming the first bad key."""
     keys = keys_of(lab_cls)
     out: dict[str, Any] = {}
     for name, value in state.items():
@@ -54,6 +55,7 @@ def check_state(state: dict[str, Any], lab_cls, params) -> dict[str, Any]:
             msg = f"{lab_cls.id} has no view key {name!r} (it has {known})"
             _refuse(name, value, msg, "err.view_key")
         if value is None:
+            out[name] = None
             continue
         problem = _problem(spec, value, params)
         if problem:

@@ -45,10 +45,19 @@ def test_gpt_view_follows_declared_keys_and_refuses_the_rest(client):
         state = {"layer": 1, "head": 3, "hover": 2, "present": True, "scrub": -1}
         send(teacher, {"type": "view", "state": {**state, "blank": None}})
         echo, _ = recv_until(teacher, lambda m: m["type"] == "view")
-        assert echo["state"] == state  # None dropped
+        assert echo["state"] == {**state, "blank": None}  # None clears: sent as null
         with client.websocket_connect(f"/ws?session={ready['session']}") as student:
             view, _ = recv_until(student, lambda m: m["type"] == "view")
-            assert view["state"] == state
+            assert view["state"] == state  # a cleared key is not kept for a late joiner
+            # The teacher closes the enlarged map: the student is told, and a later joiner
+            # no longer gets it.
+            send(teacher, {"type": "view", "state": {"layer": None, "head": None}})
+            closed, _ = recv_until(student, lambda m: m["type"] == "view")
+            assert closed["state"] == {"layer": None, "head": None}
+            recv_until(teacher, lambda m: m["type"] == "view")  # the teacher's own echo
+        with client.websocket_connect(f"/ws?session={ready['session']}") as late:
+            view, _ = recv_until(late, lambda m: m["type"] == "view")
+            assert "layer" not in view["state"] and "head" not in view["state"]
         for bad, field, key in [
             ({"layer": 2}, "layer", "err.view_value"),  # this session has 2 layers
             ({"head": 4}, "head", "err.view_value"),  # and 4 heads
