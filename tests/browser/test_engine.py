@@ -179,4 +179,5 @@ def test_a_refusal_reads_in_the_pages_language(live_server, page):
     page.wait_for_function("() => window.shaomai && window.shaomai.store.get('role') === 'driver'")
     page.evaluate("() => window.shaomai.client.send({type: 'join', session: 'another'})")
     page.wait_for_function("() => !document.querySelector('#toast').hidden")
-    assert page.inner_text("#toast") == "消息有误: 这个连接已经有一个会话了"
+    # A sentence in the page's language, without the code's title in front (issue 12).
+    assert page.inner_text("#toast") == "这个连接已经有一个会话了"
