@@ -28,6 +28,7 @@ SCENARIOS = {
     "limit": "bench.limit",
     "fanout": "bench.fanout",
     "concurrency": "bench.concurrency",
+    "real": "bench.real_models",  # chapter 8: SmolLM2 and MiniLM through a real server
     "fuzz": "bench.fuzz",  # an extra scenario, when present: run() -> dict
 }
 
