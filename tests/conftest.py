@@ -101,7 +101,16 @@ def stop_server(proc: subprocess.Popen) -> None:
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory) -> Iterator[str]:
     """A real uvicorn serving the app for the whole test session; yields its base URL."""
-    proc, url, log = start_server(data_dir=tmp_path_factory.mktemp("data"))
+    # The whole suite is one visitor from 127.0.0.1 opening hundreds of pages, each leaving a
+    # session for a rejoin: the per-address caps (40 alive, 60 a minute) are a real class's,
+    # not a test run's, and would refuse pages midway (tests/backend/test_limits.py checks them).
+    env = {
+        "SHAOMAI_MAX_SESSIONS": "1000",
+        "SHAOMAI_MAX_SESSIONS_PER_IP": "1000",
+        "SHAOMAI_SESSIONS_PER_IP_PER_MIN": "10000",
+        "SHAOMAI_IDLE_GRACE_S": "120",
+    }
+    proc, url, log = start_server(env, data_dir=tmp_path_factory.mktemp("data"))
     yield url
     stop_server(proc)
     text = log.read_text()
