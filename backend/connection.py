@@ -302,7 +302,9 @@ class Connection:
             raise SessionError("bad_message", msg, key="err.has_session")
         sid = self.url_session
         if msg.run is not None:
-            s = await open_saved(self.sessions, self.store, msg.run, msg.mode, self.ip, sid)
+            s = await open_saved(
+                self.sessions, self.store, msg.run, msg.mode, self.ip, sid, msg.token
+            )
         else:
             s = await self.sessions.create(msg.lab, msg.params, msg.seed, self.ip, session_id=sid)
         self._attach(s, "driver")

@@ -19,7 +19,10 @@ from backend.sessions import Session
 from backend.store import RunStore
 
 log = logging.getLogger("shaomai.sessions")
-SHUTDOWN_AUTOSAVE_S = 5.0  # a graceful stop autosaves sessions for at most this long
+SHUTDOWN_AUTOSAVE_S = 5.0
+CLASS_AWAY_S = (
+    12 * 3600.0
+)  # a class saved this recently waits for its restore (a school day)  # a graceful stop autosaves sessions for at most this long
 
 
 def _warm_up() -> None:
@@ -59,6 +62,9 @@ class SessionManager:
         self.settings = settings
         self.sessions: dict[str, Session] = {}
         self.codes: dict[str, str] = {}  # join code -> session id
+        # Classes saved before a restart, waiting for their teacher's restore: code -> lab.
+        # Their code is not a wrong one (students' pages wait for it) and is not given out.
+        self.classes_away: dict[str, str] = {}
         # Failed join codes per address (guessing); a right code costs nothing, so a class of
         # hundreds behind one school NAT joins at once (docs/security.md, "Limits").
         self.joins = FailedAttempts(settings.join_attempts_per_min)
@@ -144,7 +150,7 @@ class SessionManager:
     def share(self, session: Session) -> str:
         """The session's join code (one per session; it expires with the session)."""
         if session.share_code is None:
-            session.share_code = new_code(self.codes)
+            session.share_code = new_code(self.codes.keys() | self.classes_away.keys())
             self.codes[session.share_code] = session.id
             self._autosave_soon(session)  # a shared run is a class's: keep it from the start
         return session.share_code
@@ -157,12 +163,28 @@ class SessionManager:
         if self.joins.full(ip):
             msg = "too many join attempts from this address; wait a minute"
             raise SessionError("busy", msg, key="err.join_attempts")
-        sid = self.codes.get(normalize_code(code))
+        code = normalize_code(code)
+        sid = self.codes.get(code)
+        if (sid is None or sid not in self.sessions) and code in self.classes_away:
+            msg = "this class is not back yet after the server restart; its teacher restores it"
+            lab = self.classes_away[code]
+            raise SessionError("not_found", msg, "code", "err.class_away", {"lab": lab})
         if sid is None or sid not in self.sessions:
             self.joins.allow(ip)  # one failed attempt
             msg = "no class with this code (it may have ended)"
             raise SessionError("not_found", msg, "code", "err.no_class")
         return self.sessions[sid]
+
+    def reclaim_code(self, session: Session, code: str) -> None:
+        """A restored class's session takes its old join code back (if no live class has
+        it), so its students' waiting pages rejoin it."""
+        if code in self.codes and self.codes[code] in self.sessions:
+            return
+        session.share_code = code
+        self.codes[code] = session.id
+        self.classes_away.pop(code, None)
+        self._autosave_soon(session)
+        log.info("session %s: class %s restored", session.id[:6], code)
 
     async def fork(self, source: Session, ip: str) -> Session:
         """A new session from `source`'s params, seed, step, weights, scalar history and
@@ -247,6 +269,8 @@ class SessionManager:
         self._reaper = asyncio.create_task(self._reap_forever())
         if self.store is not None and self.settings.autosave_s > 0:
             self._autosaver = asyncio.create_task(self._autosave_forever())
+        if self.store is not None:
+            self.classes_away = self.store.classes(since=time.time() - CLASS_AWAY_S)
         # In the background: /api/health answers at once, and a page opened right after
         # finds torch ready (or waits only for the rest of the import).
         threading.Thread(target=_warm_up, name="torch-warm-up", daemon=True).start()

@@ -51,6 +51,8 @@ class Open(_Msg):
     seed: int = Field(default=0, ge=0, le=2**31 - 1)
     run: str | None = Field(default=None, max_length=64)
     mode: Literal["replay", "resume"] = "replay"
+    # A resume's proof that this page drove the saved session (its class code comes back).
+    token: str | None = Field(default=None, max_length=128)
 
     @model_validator(mode="after")
     def _lab_or_run(self) -> Open:

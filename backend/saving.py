@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 import time
 
 from backend import protocol, wire
@@ -41,6 +42,7 @@ async def snapshot_run(s: Session, name: str = "", *, autosave: bool = False) ->
         kept=[protocol.dump(k) for k in s.kept],
         session_hash=hash_token(s.id),
         autosave=autosave,
+        class_code=s.share_code or "",
     )
 
 
@@ -60,7 +62,10 @@ async def open_saved(
     mode: str,
     ip: str,
     session_id: str | None = None,
+    token: str | None = None,
 ) -> Session:
+    """A session from a saved run. A resume with the driver token the run was saved under
+    (its teacher's page after a server restart) takes back the class code it had."""
     run = await asyncio.to_thread(store.get, run_id)
     if run is None:
         raise SessionError("not_found", "no saved run with this id", "run", "err.no_run")
@@ -80,4 +85,9 @@ async def open_saved(
         kept=[protocol.KeptRun.model_validate(k) for k in run.kept],
     )
     s.read_only = mode == "replay"
+    drove_it = bool(token and run.token_hash) and hmac.compare_digest(
+        run.token_hash, hash_token(token or "")
+    )
+    if mode == "resume" and run.class_code and drove_it:
+        sessions.reclaim_code(s, run.class_code)
     return s

@@ -75,6 +75,13 @@ CREATE TABLE IF NOT EXISTS run_sessions (
     autosave     INTEGER NOT NULL   -- 1: that session's autosave (one slot a session)
 );
 CREATE INDEX IF NOT EXISTS run_sessions_session ON run_sessions (session_hash);
+-- The class join code a shared session had, so its teacher's restore after a server
+-- restart brings the class back under the same code (docs/protocol.md).
+CREATE TABLE IF NOT EXISTS run_classes (
+    run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    code   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS run_classes_code ON run_classes (code);
 """
 _SUMMARY_COLUMNS = (
     "id, lab, name, seed, step, created, scalar_steps, frames, frames_bytes, weights_bytes"
@@ -111,6 +118,7 @@ class SavedRun:
     # that session's autosave (one slot a session: a new autosave replaces the last).
     session_hash: str = field(default="", repr=False)
     autosave: bool = False
+    class_code: str = field(default="", repr=False)  # the share code its session had
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -282,6 +290,8 @@ class RunStore:
                     "INSERT INTO run_sessions VALUES (?, ?, ?)",
                     (run_id, run.session_hash, int(bool(run.autosave))),
                 )
+            if run.class_code:
+                self._db.execute("INSERT INTO run_classes VALUES (?, ?)", (run_id, run.class_code))
             self._db.executemany("INSERT INTO frames VALUES (?, ?, ?, ?)", frames)
         log.info("run %s saved: %s at step %d, %d frames", run_id, run.lab, run.step, len(frames))
         return run_id
@@ -343,6 +353,9 @@ class RunStore:
             frames = self._db.execute(
                 "SELECT step, data FROM frames WHERE run_id = ? ORDER BY seq", (run_id,)
             ).fetchall()
+            code = self._db.execute(
+                "SELECT code FROM run_classes WHERE run_id = ?", (run_id,)
+            ).fetchone()
         rid, lab, name, params, seed, step, created, scalars, weights, token_hash, kept = row
         return SavedRun(
             id=rid,
@@ -357,7 +370,18 @@ class RunStore:
             weights=bytes(weights),
             token_hash=token_hash,
             kept=json.loads(kept),
+            class_code=code[0] if code else "",
         )
+
+    def classes(self, since: float) -> dict[str, str]:
+        """Class codes of runs saved since `since` (unix time): code -> lab of its newest run.
+        After a restart these classes wait for their teacher's restore."""
+        sql = (
+            "SELECT code, lab FROM run_classes JOIN runs ON id = run_id"
+            " WHERE created >= ? ORDER BY created"
+        )
+        with self._lock:
+            return dict(self._db.execute(sql, (since,)).fetchall())
 
     def delete(self, run_id: str, token: str) -> bool:
         """Delete if `token` is the driver token that saved it; False if not (or no such run)."""

@@ -138,9 +138,12 @@ def _join(code: str, request: Request, sessions, lang: str | None) -> Response:
     try:
         lab = sessions.by_code(norm, _ip(request)).lab_cls.id
     except SessionError as exc:
-        if exc.code == "busy":
+        if exc.key == "err.class_away":  # back after its teacher's restore: the page waits
+            lab = exc.values["lab"]
+        elif exc.code == "busy":
             return _page(reader, 429, norm, s["joinpage.busy"])
-        return _page(reader, 404, norm, s["joinpage.not_found"].replace("{code}", norm))
+        else:
+            return _page(reader, 404, norm, s["joinpage.not_found"].replace("{code}", norm))
     suffix = f"&lang={lang}" if lang in ("zh", "en") else ""
     return RedirectResponse(f"/lab.html?lab={lab}&join={norm}{suffix}", status_code=303)
 
