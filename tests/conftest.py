@@ -54,11 +54,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(env: dict[str, str] | None = None, data_dir: Path | None = None):
-    """A real uvicorn in a subprocess; returns (process, base_url, log path)."""
-    port = free_port()
+def start_server(
+    env: dict[str, str] | None = None,
+    data_dir: Path | None = None,
+    port: int | None = None,
+    log_name: str | None = None,
+):
+    """A real uvicorn in a subprocess; returns (process, base_url, log path).
+
+    `port`: a fixed one (a restart must come back where the page reconnects)."""
+    port = port or free_port()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = ARTIFACTS / f"server-{port}.log"
+    log = ARTIFACTS / (log_name or f"server-{port}.log")
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     if data_dir is None:  # never the repository's ./data
         data_dir = Path(tempfile.mkdtemp(prefix="shaomai-test-"))

@@ -2,15 +2,11 @@
 the URL carries the live step, and after a server restart the page says what happened,
 clears the old charts and offers the last autosave."""
 
-import os
 import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
-from tests.conftest import ARTIFACTS, ROOT, free_port, screenshot
+from tests.conftest import free_port, screenshot, start_server
 
 pytestmark = pytest.mark.browser
 
@@ -19,24 +15,7 @@ DRIVER = "() => window.shaomai && window.shaomai.store.get('role') === 'driver'"
 
 def serve(port: int, data_dir, log_name: str) -> subprocess.Popen:
     """uvicorn on a fixed port (a restart must come back where the page reconnects)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SHAOMAI_DATA_DIR": str(data_dir)}
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with (ARTIFACTS / log_name).open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "backend", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=1)
-            return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("server did not start")
+    return start_server(data_dir=data_dir, port=port, log_name=log_name)[0]
 
 
 def stop(proc: subprocess.Popen) -> None:
