@@ -1,8 +1,22 @@
-// Presenter mode (projector), presentation clickers, keyboard, and the embed mode.
+// Presenter mode (projector), presentation clickers, keyboard, the embed mode, and the
+// link's keys the page did not understand (named in a note, never silently dropped).
 //   space / .          play or pause          p      presenter mode on/off
 //   → / PageDown       one step               b      blank screen
 //   ← / PageUp         back one recorded step shift+←/→  scrub
+import { ensureCss } from './core/css.js';
+import { addStrings, currentLang, lang, t } from './core/i18n.js';
 import { storeKey } from './core/url.js';
+
+addStrings({
+  en: {
+    'link.unknown': 'This link has settings the lab does not know, so they were ignored: {keys}. The lab runs without them.',
+    'link.did_you_mean': '{key} (did you mean “{like}”?)',
+  },
+  zh: {
+    'link.unknown': '这个链接里有本实验不认识的设置，已忽略：{keys}。本实验照常运行，不使用它们。',
+    'link.did_you_mean': '{key}（你是想写“{like}”吗？）',
+  },
+});
 
 const CONTROL_NAMES = ['play', 'step', 'step10', 'reset', 'speed', 'scrub', 'params', 'class'];
 
@@ -29,6 +43,31 @@ export function presenter({ store, client, scrub, bar, url }) {
     }
     body.classList.toggle('embed-scrub', wanted.has('scrub'));
     body.classList.toggle('embed-params', wanted.has('params'));
+    // The host page sizes its iframe to the lab (examples/embed.js): the lab's height, posted
+    // whenever it changes, so the reader sees the whole picture without scrolling inside.
+    if (window.parent !== window) {
+      const lab = document.querySelector('main.lab') || body;
+      let posted = 0;
+      const post = () => {
+        const h = Math.ceil(lab.getBoundingClientRect().bottom + window.scrollY + 8);
+        if (h !== posted) { posted = h; window.parent.postMessage({ type: 'shaomai:height', height: h }, '*'); }
+      };
+      new ResizeObserver(post).observe(lab);
+    }
+  }
+
+  // The link's keys neither the page nor the lab knows (`foo=1`, a misspelt `n_layer`): one
+  // note names them (and the name each most likely meant); the URL the page writes drops them.
+  if (url.unknown && url.unknown.length) {
+    const p = document.createElement('p');
+    p.dataset.note = 'link-unknown';
+    const say = () => {
+      const keys = url.unknown.map((u) => (u.like ? t('link.did_you_mean', { key: `“${u.key}”`, like: u.like }) : `“${u.key}”`));
+      p.textContent = t('link.unknown', { keys: keys.join(currentLang() === 'zh' ? '、' : ', ') });
+    };
+    say();
+    lang.on('lang', say);
+    document.getElementById('notes')?.append(p);
   }
 
   const driver = () => store.get('role') === 'driver';

@@ -44,3 +44,33 @@ def test_bad_link_in_chinese_and_a_refused_change(live_server, page):
     toast = page.inner_text("#toast")
     assert "学习率" in toast and "Input should" not in toast and "参数无效:" not in toast
     screenshot(page, "bad-link-mlp-zh")
+
+
+def test_unknown_keys_in_a_link_are_named_and_the_lab_runs(live_server, page):
+    """A key the lab does not know (`foo`, a misspelt `n_layer`) is named in one note in the
+    page's language, with the key it most likely meant; the known keys still apply."""
+    page.goto(f"{live_server}/lab.html?lab=gpt&lang=en&foo=1&n_layer=2&seq_len=6&layer=1")
+    opens_and_steps(page)
+    assert page.evaluate("() => window.shaomai.store.get('params').seq_len") == 6
+    note = page.locator("#notes [data-note=link-unknown]")
+    assert note.count() == 1
+    text = note.inner_text()
+    assert "“foo”" in text and "“n_layer” (did you mean “n_layers”?)" in text
+    assert "ignored" in text
+    for known in ("seq_len", "layer", "lang", "lab"):  # keys the page understands: not named
+        assert f"“{known}”" not in text
+    assert "foo=" not in page.url and "n_layer=" not in page.url
+    screenshot(page, "bad-link-unknown-en")
+    page.click("#lang-btn")  # the note follows the language
+    page.wait_for_function(
+        "() => document.querySelector('[data-note=link-unknown]').textContent.includes('不认识')"
+    )
+    assert "你是想写“n_layers”吗" in note.inner_text()
+
+
+def test_unknown_key_note_in_chinese(live_server, page):
+    page.goto(f"{live_server}/lab.html?lab=mlp-playground&lang=zh&hiden=4&colour=red")
+    opens_and_steps(page)
+    text = page.inner_text("#notes [data-note=link-unknown]")
+    assert "“hiden”（你是想写“hidden”吗？）" in text and "“colour”" in text
+    screenshot(page, "bad-link-unknown-zh")

@@ -2,10 +2,13 @@
 // Reserved keys: lab, seed, step, lang, present, embed, controls, session, join (the class
 // a student follows: a reload rejoins it), and the lab's
 // view-state keys (its catalog entry's `view_keys`, e.g. layer, head; an entry without them:
-// layer, head, hover). Everything else is a lab param (lists and objects as JSON).
+// layer, head, hover). The lab's params (lists and objects as JSON); any other key is
+// returned as `unknown` (with the known name it most likely meant) for the page to name.
 
 const MAX_URL_VALUE = 2000;
 const BASE = ['lab', 'seed', 'step', 'lang', 'present', 'embed', 'controls', 'session', 'join', 'scrub'];
+// Keys the page reads once and then drops from the URL (a saved run to open, and how).
+const ONCE = ['run', 'mode'];
 
 /** The view keys a catalog entry without `view_keys` gets (today's gpt keys). */
 export const LEGACY_VIEW_KEYS = {
@@ -53,7 +56,12 @@ export function readUrl(schema) {
   const params = {};
   const refused = []; // [{field, text, reason}]: a link's value the lab cannot take (its default is used)
   const props = (schema && schema.properties) || {};
+  const unknown = []; // [{key, like}]: a key neither the page nor the lab knows (a typo?)
+  const known = [...Object.keys(props), ...Object.keys(labViewKeys(viewKeys))];
   for (const [k, v] of q) {
+    if (!reserved.has(k) && !(k in props) && !ONCE.includes(k) && !GENERIC_VIEW_KEYS.includes(k) && !unknown.some((u) => u.key === k)) {
+      unknown.push({ key: k, like: closest(k, known) });
+    }
     if (reserved.has(k) || !(k in props)) continue;
     const { value, reason } = checkValue(v, props[k]);
     if (reason) refused.push({ field: k, text: v, reason });
@@ -72,9 +80,33 @@ export function readUrl(schema) {
     lang: q.get('lang'),
     params,
     refused,
+    unknown,
     view: Object.fromEntries([...q].filter(([k]) => reserved.has(k))),
     state,
   };
+}
+
+/** The known name a mistyped key most likely meant (at most 2 edits, or one a prefix of
+ * the other), or null. */
+export function closest(key, names) {
+  const k = key.toLowerCase();
+  let best = null, bestD = 3;
+  for (const name of names) {
+    const n = name.toLowerCase();
+    const d = Math.min(n.length, k.length) >= 3 && (n.startsWith(k) || k.startsWith(n)) ? Math.min(2, Math.abs(n.length - k.length)) : edits(k, n);
+    if (d < bestD) { best = name; bestD = d; }
+  }
+  return best;
+}
+
+function edits(a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
 }
 
 /** The lowest and highest value a number param takes (its schema's bounds), or undefined. */
