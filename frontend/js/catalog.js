@@ -1,6 +1,18 @@
 // The catalog: every lab, by chapter, from /api/labs.
-import { applyDom, currentLang, initI18n, lang, pick, setLang, t } from './core/i18n.js';
+import { addStrings, applyDom, currentLang, has, initI18n, lang, pick, setLang, t } from './core/i18n.js';
 import { savedRuns } from './savedRuns.js';
+
+addStrings({
+  en: { 'catalog.to_come': 'Chapters still to come', 'catalog.to_come_hint': 'The curriculum has these chapters; their labs are not built yet.' },
+  zh: { 'catalog.to_come': '尚未上线的章节', 'catalog.to_come_hint': '课程里有这些章节，它们的实验还没有做好。' },
+});
+
+/** The curriculum's chapters (those with a title string: chapter_1, chapter_2, ...). */
+function curriculum() {
+  const out = [];
+  for (let n = 1; has(`chapter_${n}`); n++) out.push(n);
+  return out;
+}
 
 async function main() {
   const q = new URLSearchParams(location.search);
@@ -41,6 +53,25 @@ async function main() {
       sec.append(h, list);
       return sec;
     }));
+    // The chapters no lab the server sends belongs to: named, so a reader knows they come.
+    const missing = curriculum().filter((n) => !chapters.has(n));
+    const later = document.getElementById('to-come');
+    later.hidden = !missing.length;
+    later.replaceChildren();
+    if (missing.length) {
+      const h = document.createElement('h2');
+      h.textContent = t('catalog.to_come');
+      const p = document.createElement('p');
+      p.textContent = t('catalog.to_come_hint');
+      const list = document.createElement('ul');
+      for (const n of missing) {
+        const li = document.createElement('li');
+        li.dataset.chapter = String(n);
+        li.textContent = `${t('chapter_n', { n })} · ${t(`chapter_${n}`)}`;
+        list.append(li);
+      }
+      later.append(h, p, list);
+    }
     applyDom(document);
   };
   document.getElementById('lang-btn').onclick = () => {

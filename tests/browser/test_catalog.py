@@ -1,0 +1,62 @@
+"""The catalog: the chapters still to come are named (derived from the labs the server sends,
+against the curriculum's chapter titles), and importing a run is a labelled button."""
+
+import json
+
+import pytest
+
+from tests.conftest import screenshot
+
+pytestmark = pytest.mark.browser
+
+
+def to_come(page):
+    page.wait_for_selector("#chapters .card")
+    return page.eval_on_selector_all("#to-come li", "els => els.map((e) => e.textContent)")
+
+
+def test_chapters_still_to_come_follow_the_server_labs(live_server, page):
+    page.goto(f"{live_server}/?lang=en")
+    built = {
+        lab["chapter"] for lab in page.evaluate("() => fetch('/api/labs').then(r => r.json())")
+    }
+    later = to_come(page)
+    assert later, "the catalog names no chapter still to come"
+    assert 5 not in built and "Chapter 5 · Sequences" in later
+    assert all(f"Chapter {n} ·" not in " ".join(later) for n in built)
+    assert page.inner_text("#to-come h2") == "Chapters still to come"
+    screenshot(page, "catalog-en")
+
+    # The same page with chapter 6's labs missing from the server's list: chapter 6 is to come.
+    def drop_chapter_6(route):
+        labs = [lab for lab in json.loads(route.fetch().text()) if lab["chapter"] != 6]
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(labs))
+
+    page.route("**/api/labs", drop_chapter_6)
+    page.goto(f"{live_server}/?lang=zh")
+    later = to_come(page)
+    assert "第 6 章 · 注意力与 Transformer" in later and "第 5 章 · 序列" in later
+    assert page.inner_text("#to-come h2") == "尚未上线的章节"
+
+
+@pytest.mark.parametrize("lang,words", [("en", "Import a run"), ("zh", "导入运行")])
+def test_import_is_a_labelled_button(live_server, page, lang, words):
+    page.goto(f"{live_server}/?lang={lang}")
+    label = page.locator(".saved-runs label.import")
+    label.wait_for()
+    assert words in label.inner_text()
+    box = label.bounding_box()
+    assert box["height"] >= 44  # a button's size, tappable
+    style = page.eval_on_selector(
+        ".saved-runs label.import",
+        """(el) => { const s = getComputedStyle(el), i = el.querySelector('input[type=file]');
+          const r = i.getBoundingClientRect(), b = el.getBoundingClientRect();
+          return {border: s.borderTopStyle, opacity: getComputedStyle(i).opacity,
+                  inside: r.left >= b.left - 1 && r.right <= b.right + 1}; }""",
+    )
+    # The bare browser widget ("Choose file · No file chosen") is not shown; the label is.
+    assert style["border"] == "solid" and style["opacity"] == "0" and style["inside"]
+    assert page.get_by_label(words).count() == 1  # the file input is named by the label
+    if lang == "en":
+        page.set_viewport_size({"width": 390, "height": 844})
+        screenshot(page, "catalog-phone-en")
