@@ -2,7 +2,7 @@
 // scrubber, the param form and the lab's view module (js/labs/<lab>.js).
 import { LabClient } from './core/client.js';
 import { ensureCss } from './core/css.js';
-import { addStrings, applyDom, currentLang, has, initI18n, lang, pick, setLang, t } from './core/i18n.js';
+import { addStrings, applyDom, currentLang, initI18n, lang, pick, setLang, t } from './core/i18n.js';
 import { loadPlotly, Plotly } from './core/plotly.js';
 import { createStore } from './core/store.js';
 import { labViewKeys, readUrl, schemaDefaults, setViewKeys, storeKey, viewKeysOf, writeUrl } from './core/url.js';
@@ -11,7 +11,9 @@ import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
 import { scrubber } from './components/scrubber.js';
 import { classroom } from './classroom.js';
-import { ago, errorSentence, labelOf, linkRefused, notice, serverWhy } from './core/notices.js';
+import { ago, errorSentence, labelOf, linkRefused, notice, serverWhy, toast } from './core/notices.js';
+import { announcer, stepRate } from './components/liveReadouts.js';
+import { viewing } from './components/viewing.js';
 import { lastRun, forgetRun, rememberRun } from './core/runs.js';
 import { presenter } from './presenter.js';
 
@@ -22,41 +24,12 @@ addStrings({
   zh: { url_left_out: '这个页面的链接里没有 {fields}：太长，放不进网址。要原样分享，请保存（或导出）这次运行；在本标签页里刷新会保留它。' },
 });
 
-// A short message in a corner: gone after a few seconds (longer for longer text), or on a tap.
-function toast(text) {
-  const el = $('#toast');
-  el.textContent = text;
-  el.hidden = false;
-  el.onclick = () => { el.hidden = true; };
-  clearTimeout(toast.timer);
-  toast.timer = setTimeout(() => { el.hidden = true; }, Math.min(8000, 2500 + 40 * text.length));
-}
-
-// A scalar's name for people: its string when the page has one, else its words.
-const scalarName = (k) => (has(`scalar.${k}`) ? t(`scalar.${k}`) : k.replace(/^arm\.(\d+)\./, 'arm $1 ').replace(/[._]+/g, ' '));
-
 /** A line in the notes above the picture (a link value not used, a refused param...). */
 function note(text, id) {
   const box = $('#notes');
   let p = id && box.querySelector(`[data-note="${id}"]`);
   if (!p) { p = document.createElement('p'); if (id) p.dataset.note = id; box.append(p); }
   p.textContent = text;
-}
-
-// A polite text alternative of what the charts show, for screen readers: the latest
-// values at most every 3 s (a screen reader cannot keep up with 30 frames a second).
-const said = { at: 0, frame: null, timer: null };
-function announce(frame) {
-  said.frame = frame;
-  if (said.timer) return;
-  const speak = () => {
-    said.timer = null;
-    said.at = performance.now();
-    const f = said.frame;
-    const parts = Object.entries(f.scalars).slice(0, 3).map(([k, v]) => `${scalarName(k)} ${Number.isFinite(v) ? Number(v.toPrecision(3)) : v}`);
-    $('#announce').textContent = t('announce', { values: parts.join(', '), step: f.step });
-  };
-  said.timer = setTimeout(speak, Math.max(0, 3000 - (performance.now() - said.at)));
 }
 
 function banner(text, kind = 'info') {
@@ -144,7 +117,7 @@ async function main() {
   const bar = controls($('#controls'), { onAction: (action, extra) => client.control(action, extra) });
   const scrub = scrubber($('#scrubber'), {
     onSeek: (step) => { client.send({ type: 'seek', step }); saveUrl({ step, scrub: 1 }); cls.scrubbed(step); },
-    onLive: () => { client.send({ type: 'seek', step: store.get('step') }); saveUrl({ step: store.get('step') || null, scrub: null }); cls.scrubbed(-1); },
+    onLive: () => { viewing.set(null); client.send({ type: 'seek', step: store.get('step') }); saveUrl({ step: store.get('step') || null, scrub: null }); cls.scrubbed(-1); },
   });
   const cls = classroom($('#class-tools'), { client, store, scrub, toast, labId, viewKeys });
   $('#params').addEventListener('submit', (e) => e.preventDefault());
@@ -186,17 +159,8 @@ async function main() {
   const urlScrub = url.view.scrub === '1';
   let joinedOnce = false; // a `ready` came: a later session not_found is a lost run
   let lostAt = 0;
-  // The steps per second actually taken (not the asked speed): from the steps seen.
-  const rate = { at: performance.now(), step: 0, shown: '' };
-  setInterval(() => {
-    const now = performance.now();
-    const s = store.get('step') || 0;
-    const n = store.get('state') === 'playing' && s >= rate.step ? ((s - rate.step) * 1000) / (now - rate.at) : 0;
-    rate.at = now;
-    rate.step = s;
-    const text = n > 0 ? t('steps_per_s_now', { n: n >= 10 ? Math.round(n) : n.toFixed(1) }) : '';
-    if (text !== rate.shown) { rate.shown = text; $('#rate').textContent = text; }
-  }, 1000);
+  stepRate($('#rate'), store); // the steps per second actually taken
+  const announce = announcer($('#announce'));
   // While live the URL says the step reached (a second at most between writes).
   let urlStepTimer = null;
   const liveStepToUrl = () => {
@@ -209,6 +173,7 @@ async function main() {
     store.set('run', run);
     lastScalar = -1;
     scrub.reset();
+    viewing.set(null);
     view.reset?.();
   };
 
@@ -292,6 +257,7 @@ async function main() {
       $('#frame-step').textContent = String(frame.step);
       if (frame.replay) scrub.shown(frame.step); // the step recorded nearest the one asked for
       store.set('shownStep', frame.step);
+      viewing.set(frame.replay && scrub.scrubbing ? frame.step : null); // charts' cursor, "now" titles
       announce(frame);
       if (!plotlyAsked) requestAnimationFrame(() => setTimeout(askPlotly)); // once it is painted
     }

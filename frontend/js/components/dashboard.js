@@ -59,7 +59,7 @@ export function paramDiff(before, after, schema) {
 
 /**
  * root: where the dashboard goes. ctx: the view's ctx (store, client, info, params).
- * opts.charts: [{title, keys: [{key, name, color?, dash?, markers?}] or () => keys, logY?, legend?: 'low' | 'above',
+ * opts.charts: [{title, keys: [{key, name, color?, dash?, markers?}] or () => keys, logY?, legend? (always above the plot),
  *   kept?: false, keptKey?, yaxis?, cls?, hint?}] (logY and legend may be functions; kept runs draw on
  *   the chart's `keptKey`, else its first key; yaxis: extra plotly y-axis layout, e.g. a range;
  *   cls: a class for the chart's panel; hint: its hint's i18n key)
@@ -158,14 +158,13 @@ export function dashboard(root, ctx, opts = {}) {
     const sig = JSON.stringify([tr, logY, val(b.spec.legend)]);
     if (sig === b.sig) return false;
     b.sig = sig;
-    const low = val(b.spec.legend) === 'low'; // rising curves leave the bottom right free
-    const above = val(b.spec.legend) === 'above'; // many curves that cross: the legend above the plot
-    const legend = above ? { orientation: 'h', x: 1, xanchor: 'right', y: 1.3 }
-      : { orientation: 'v', x: 1, xanchor: 'right', y: low ? 0.05 : 1, yanchor: low ? 'bottom' : 'top', bgcolor: 'rgba(255,255,255,0.75)', font: { size: 11 } };
+    // Every legend sits above its plot, never over the curves ('low' and 'above' are older
+    // names for the same place); plotly widens the top margin to fit its rows.
+    const legend = { orientation: 'h', x: 0, xanchor: 'left', y: 1.02, yanchor: 'bottom', font: { size: 11 } };
     // The rows so far are drawn with the new chart at once, never queued behind other charts'
     // redraws (a fork rebuilds every chart: one waiting its turn would stay empty for seconds).
     const all = [...keptRows, ...rows.slice(0, rows.length - pending.length)]; // pending rows: added at the flush
-    b.chart = lineChart(b.panel.chart, { traces: tr, logY, xTitle: 'step', legend, yaxis: b.spec.yaxis, marginTop: above ? 56 : null, rows: all }); // replaces the old plot
+    b.chart = lineChart(b.panel.chart, { traces: tr, logY, xTitle: 'step', legend, yaxis: b.spec.yaxis, rows: all }); // replaces the old plot
     return true;
   }
   const ensureAll = () => boxes.forEach(ensure);
@@ -192,7 +191,7 @@ export function dashboard(root, ctx, opts = {}) {
   let pRead = null;
   let ro = null;
   if (extraRows !== false) {
-    pRead = panel(grid, 'dash.readout', { chart: false });
+    pRead = panel(grid, 'dash.readout', { chart: false, now: true }); // "Now", or the past step shown
     pRead.el.classList.add('dash-readout');
     ro = makeReadout(pRead.body);
   }

@@ -1,19 +1,28 @@
 // A live line chart: curves extended per batch of scalar rows (Plotly.extendTraces), never
 // redrawn; batches are flushed at most once per animation frame and within a main-thread share.
 // Built before plotly has loaded, it keeps the rows and draws them with the chart when it comes.
-import { baseLayout, COLORS, CONFIG, finite, Plotly, throttleCost, whenPlotly } from './plot.js';
+// A chart over steps names its axis in the page's language, draws a cursor at the past step
+// the timeline shows (viewing.js), and keeps its first points readable (no negative or
+// fractional steps, no crowded log ticks around a single value).
+import { lang, t } from '../core/i18n.js';
+import { baseLayout, COLORS, CONFIG, finite, Plotly, scalarNames, throttleCost, whenPlotly } from './plot.js';
+import { viewing } from './viewing.js';
+
+const CURSOR = '#b45309';
 
 /**
  * traces: [{key: 'loss', name: 'loss', color?, dash?, markers?}] read from scalar rows'
  * values; `markers` for a sparse series (a held-out evaluation every N steps): its points show.
  * Non-finite values are skipped (a diverged loss is shown by the readout, not an infinite axis).
  * yaxis: extra y-axis layout (a range, a tick format); marginTop: room above the plot (a legend
- * there); rows: the rows so far, drawn with the chart.
+ * there); rows: the rows so far, drawn with the chart. xTitle 'step': x is the training step
+ * (its title translated, the viewed step's cursor drawn); stepAxis overrides that guess.
  */
-export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null, yaxis = null, marginTop = null, rows = null }) {
+export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null, yaxis = null, marginTop = null, rows = null, stepAxis = xTitle === 'step' }) {
   // A line through one point draws nothing: a curve shows its point as a marker until it
   // has two (a loss at step 0, a run just reset), then becomes a plain line.
   const points = traces.map(() => 0);
+  for (const tr of traces) if (tr.name && !/^kept\./.test(tr.key)) scalarNames.set(tr.key, tr.name);
   const modeOf = (i) => (traces[i].markers || points[i] < 2 ? 'lines+markers' : 'lines');
   const data = traces.map((tr, i) => ({
     x: [], y: [], name: tr.name || tr.key, mode: modeOf(i), type: 'scatter', // SVG: scattergl needs eval, which the CSP forbids
@@ -31,12 +40,67 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     title,
     ...(marginTop === null ? {} : { margin: { l: 64, r: 12, t: marginTop, b: 38 } }),
     showlegend: traces.length > 1,
-    legend: legend || { orientation: 'h', y: 1.12, x: 1, xanchor: 'right' },
+    // Above the plot, never over the curves (plotly widens the top margin to fit it).
+    legend: legend || { orientation: 'h', x: 1, xanchor: 'right', y: 1.02, yanchor: 'bottom' },
     xaxis: { title: { text: xTitle }, zeroline: false },
     yaxis: { title: { text: yTitle }, type: logY ? 'log' : 'linear', exponentformat: 'power', ...yaxis },
   });
   const owner = {};
   el.lineChartOwner = owner; // a chart rebuilt on this element drops this one's late batch
+  // The data's extent so far, for the axes' first ranges.
+  const ext = { x0: Infinity, x1: -Infinity, y0: Infinity, y1: -Infinity };
+  const ownY = !!(yaxis && (yaxis.range || yaxis.dtick)); // the caller's ticks stay
+  // What the axes and the cursor should be now, as a relayout.
+  const axes = () => {
+    const out = { 'xaxis.title.text': stepAxis ? t('axis_step') : xTitle };
+    if (stepAxis) {
+      // Fewer than 10 steps drawn: 0..10 whole steps, not -1..1 in halves.
+      if (!(ext.x1 - ext.x0 >= 10)) {
+        const a = Number.isFinite(ext.x0) ? ext.x0 : 0;
+        Object.assign(out, { 'xaxis.autorange': false, 'xaxis.range': [a - 0.5, a + 10.5] });
+      } else out['xaxis.autorange'] = true;
+      const step = viewing.get();
+      const others = ((el.layout && el.layout.shapes) || layout.shapes || []).filter((sh) => sh.name !== 'viewing');
+      out.shapes = step === null ? others : [...others, {
+        type: 'line', name: 'viewing', xref: 'x', yref: 'paper', x0: step, x1: step, y0: 0, y1: 1,
+        line: { color: CURSOR, width: 2, dash: 'dot' },
+        label: { text: t('step_n', { step }), textangle: 0, textposition: 'end', xanchor: 'left', yanchor: 'top', padding: 4, font: { size: 11, color: CURSOR } },
+      }];
+    }
+    if (logY && !ownY) {
+      // One value on a log axis: plotly labels every minor tick of two decades around it.
+      if (ext.y0 > 0 && ext.y1 / ext.y0 < 1.0001) {
+        const c = Math.log10(ext.y0);
+        Object.assign(out, { 'yaxis.autorange': false, 'yaxis.range': [c - 1, c + 1], 'yaxis.dtick': 'D2' });
+      } else Object.assign(out, { 'yaxis.autorange': true, 'yaxis.dtick': null });
+    }
+    return out;
+  };
+  let axesSig = null;
+  const relayoutAxes = () => {
+    if (!drawn || el.lineChartOwner !== owner) return;
+    const patch = axes();
+    const sig = JSON.stringify(patch);
+    if (sig === axesSig) return;
+    axesSig = sig;
+    Plotly.relayout(el, patch);
+  };
+  // Into a layout before it is drawn (plotly's nested form of the relayout above).
+  const withAxes = (lay) => {
+    const patch = axes();
+    axesSig = JSON.stringify(patch);
+    const out = { ...lay, xaxis: { ...lay.xaxis }, yaxis: { ...lay.yaxis } };
+    for (const [k, v] of Object.entries(patch)) {
+      if (k === 'shapes') { out.shapes = v; continue; }
+      const [axis, ...path] = k.split('.');
+      if (path[0] === 'title') out[axis].title = { ...out[axis].title, text: v };
+      else if (v === null) delete out[axis][path[0]];
+      else out[axis][path[0]] = v;
+    }
+    return out;
+  };
+  const offViewing = viewing.on(() => { if (el.lineChartOwner !== owner) offViewing(); else relayoutAxes(); });
+  const offLang = lang.on('lang', () => { if (el.lineChartOwner !== owner) offLang(); else relayoutAxes(); });
   let buffer = traces.map(() => ({ x: [], y: [] }));
   let count = 0;
   let drawn = false; // plotly may arrive after the view is built: rows wait in the buffer
@@ -49,13 +113,18 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     buffer = traces.map(() => ({ x: [], y: [] }));
     if (idx.length) Plotly.extendTraces(el, { x: xs, y: ys }, idx, maxPoints);
     restyleModes();
+    relayoutAxes();
   };
   const flush = throttleCost(draw);
   const take = (newRows) => {
     for (const { step, values } of newRows) {
       traces.forEach((tr, i) => {
         const v = values[tr.key];
-        if (finite(v) && (!logY || v > 0)) { buffer[i].x.push(step); buffer[i].y.push(v); count++; points[i]++; }
+        if (finite(v) && (!logY || v > 0)) {
+          buffer[i].x.push(step); buffer[i].y.push(v); count++; points[i]++;
+          ext.x0 = Math.min(ext.x0, step); ext.x1 = Math.max(ext.x1, step);
+          ext.y0 = Math.min(ext.y0, v); ext.y1 = Math.max(ext.y1, v);
+        }
       });
     }
   };
@@ -67,7 +136,7 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     buffer = traces.map(() => ({ x: [], y: [] }));
     data.forEach((d, i) => { d.mode = modeOf(i); });
     modes = data.map((d) => d.mode);
-    plot(el, data, el.layout || layout, CONFIG);
+    plot(el, data, withAxes(el.layout || layout), CONFIG);
   };
   whenPlotly(() => {
     if (el.lineChartOwner !== owner) return;
@@ -88,9 +157,10 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
       buffer = traces.map(() => ({ x: [], y: [] }));
       count = 0;
       points.fill(0);
+      Object.assign(ext, { x0: Infinity, x1: -Infinity, y0: Infinity, y1: -Infinity });
       modes = traces.map((_, i) => modeOf(i));
       // Keep the layout as it is now (a view may have relaid it out since creation).
-      if (drawn) Plotly.react(el, traces.map((_, i) => ({ ...data[i], x: [], y: [], mode: modes[i] })), el.layout || layout, CONFIG);
+      if (drawn) Plotly.react(el, traces.map((_, i) => ({ ...data[i], x: [], y: [], mode: modes[i] })), withAxes(el.layout || layout), CONFIG);
     },
     setTitle(text) {
       if (drawn) Plotly.relayout(el, { 'title.text': text });

@@ -1,7 +1,10 @@
-// A titled panel holding one chart (or any body), its title translated.
+// A titled panel holding one chart (or any body), its title translated. A `now` panel (its
+// title says "now": a readout of the model as it is) says which past step it shows while
+// the timeline is scrubbed back.
 import { t } from '../core/i18n.js';
+import { viewing } from './viewing.js';
 
-export function panel(parent, titleKey, { chart = true, hint = null, wide = false } = {}) {
+export function panel(parent, titleKey, { chart = true, hint = null, wide = false, now = false } = {}) {
   const el = document.createElement('section');
   el.className = 'panel';
   if (wide) el.classList.add('wide');
@@ -15,9 +18,12 @@ export function panel(parent, titleKey, { chart = true, hint = null, wide = fals
   if (hint) el.append(hintEl);
   parent.append(el);
   const relabel = () => {
-    if (titleKey) { h.textContent = t(titleKey); body.setAttribute('aria-label', t(titleKey)); }
+    const past = now ? viewing.get() : null;
+    if (titleKey) { h.textContent = past === null ? t(titleKey) : t('past_view', { step: past }); body.setAttribute('aria-label', t(titleKey)); }
+    el.classList.toggle('past', past !== null);
     if (hint) hintEl.textContent = t(hint);
   };
   relabel();
+  if (now) viewing.on(relabel);
   return { el, body, chart: body, relabel };
 }

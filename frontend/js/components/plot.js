@@ -3,6 +3,10 @@ import { Plotly, whenPlotly } from '../core/plotly.js';
 
 export { Plotly, whenPlotly }; // live: null until the shell has loaded plotly
 
+// Every line chart's curve names by scalar key, in the page's language (the screen-reader
+// text reads values by the names their legends give them).
+export const scalarNames = new Map();
+
 export const COLORS = ['#2f6fdf', '#e8702a', '#1a9e77', '#9b59b6', '#c0392b', '#7f8c8d', '#f1c40f', '#16a085'];
 
 export function baseLayout(extra = {}) {

@@ -148,3 +148,19 @@ export function notice(el, text, buttons = [], kind = 'info') {
 
 /** UTF-8 bytes of a string (what the websocket carries). */
 export const bytesOf = (s) => new TextEncoder().encode(s).length;
+
+/**
+ * A short message (a refusal, "params reset"): a line in the dock under the controls, in the
+ * page's flow, so it never covers a value; gone after a few seconds (a little longer for
+ * longer text) or on a tap.
+ */
+export function toast(text) {
+  const el = document.getElementById('toast');
+  const dock = document.querySelector('.dock');
+  if (dock && el.parentElement !== dock) dock.insertBefore(el, dock.querySelector('.timeline-row'));
+  el.textContent = text;
+  el.hidden = false;
+  el.onclick = () => { el.hidden = true; };
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { el.hidden = true; }, Math.min(6000, 3000 + 25 * text.length));
+}

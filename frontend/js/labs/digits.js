@@ -91,7 +91,7 @@ export default function mount(root, ctx) {
   const pSample = panel(grid, 'digits.sample', { chart: false });
   const pConf = panel(grid, 'digits.confusion');
   const pMiss = panel(grid, 'digits.mistakes', { chart: false, hint: 'digits.mistakes_hint' });
-  const pInfo = panel(grid, 'digits.info', { chart: false });
+  const pInfo = panel(grid, 'digits.info', { chart: false, now: true });
   pInfo.el.classList.add('full');
   // Stable hooks for tests and for anyone styling the view.
   pDraw.el.classList.add('digits-draw');

@@ -79,7 +79,7 @@ export default function mount(root, { t, store, params, setParams }) {
   const pBound = panel(grid, 'svm.boundary', { hint: 'svm.boundary_hint' });
   pBound.el.classList.add('big');
   const pLoss = panel(grid, 'svm.objective');
-  const pInfo = panel(grid, 'svm.state', { chart: false });
+  const pInfo = panel(grid, 'svm.state', { chart: false, now: true });
   const pCurves = panel(grid, 'svm.curves', { hint: 'svm.curves_hint' });
   const pMargin = panel(grid, 'svm.margin_chart');
   pLoss.el.classList.add('svm-objective');
