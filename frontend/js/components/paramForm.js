@@ -1,12 +1,10 @@
 // The param form, generated from the lab's JSON Schema: bounded sliders (linear or log),
 // selects with zh/en choice labels, toggles, text areas. Hidden widgets are set by the view.
 import { pick, t } from '../core/i18n.js';
-import { bytesOf } from '../core/notices.js';
+import { byteCounter, MAX_TEXT_BYTES } from './byteCounter.js';
 import { fmt } from './plot.js';
 
-// The most a pasted text may be, in UTF-8 bytes (the websocket's 256 KiB message cap, with
-// room for the rest of the message): counted here, before anything is sent.
-export const MAX_TEXT_BYTES = 200_000;
+export { MAX_TEXT_BYTES }; // the pasted text's limit in bytes (byteCounter.js)
 
 /**
  * waits: {field: {choice: {field: other, min}}} — choosing `choice` shows `other` (a text box)
@@ -101,30 +99,19 @@ export function paramForm(el, { schema, onChange, waits = {} }) {
         set: (v) => { range.value = String(toPos(v)); box.textContent = fmt(v, 3); },
       };
     }
-    // A text box: its bytes counted as they are typed; text over the limit is kept in the
-    // box (never cut, never sent) and the page says the limit.
+    // A text box: its bytes counted as they are typed (the shared byte counter); text over
+    // the limit is kept in the box (never cut, never sent) and the page says the limit.
     const wrap = document.createElement('span');
     wrap.className = 'text-param';
     const area = document.createElement('textarea');
     area.id = id;
     area.rows = 3;
-    const maxBytes = Math.min(p.max_bytes ?? MAX_TEXT_BYTES, MAX_TEXT_BYTES);
-    const count = document.createElement('small');
-    count.className = 'count';
-    count.setAttribute('aria-live', 'polite');
+    const counter = byteCounter(area, { max: p.max_bytes, maxChars: p.maxLength });
+    const count = counter.el;
     const hint = document.createElement('small');
     hint.className = 'wait';
     hint.hidden = true;
-    const counted = () => {
-      const n = bytesOf(area.value);
-      const over = n > maxBytes || (p.maxLength && [...area.value].length > p.maxLength);
-      count.classList.toggle('over', !!over);
-      count.textContent = over
-        ? t('note.too_many_bytes', { n: n.toLocaleString(), max: maxBytes.toLocaleString(), kb: Math.round(maxBytes / 1000) })
-        : area.value ? t('note.byte_count', { n: n.toLocaleString(), max: maxBytes.toLocaleString() }) : '';
-      return !over;
-    };
-    area.oninput = counted;
+    const counted = counter.update;
     area.onchange = () => {
       if (!counted()) return;
       if (waiting && waiting.field === name) {

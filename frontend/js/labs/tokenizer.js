@@ -4,6 +4,7 @@
 // counts bytes and shows the server's answer beside it. Everything shown is the server's.
 import { addStrings } from '../core/i18n.js';
 import { bars } from '../components/bars.js';
+import { byteCounter } from '../components/byteCounter.js';
 import { lineChart } from '../components/lineChart.js';
 import { panel } from '../components/panel.js';
 import { readout } from '../components/readout.js';
@@ -42,8 +43,6 @@ addStrings({
     'tokenizer.cpt': 'characters per BPE token',
     'tokenizer.paste': 'Paste your own text',
     'tokenizer.paste_use': 'Use this text',
-    'tokenizer.paste_count': '{n} of {max} bytes',
-    'tokenizer.paste_over': 'Too long: {n} bytes, the limit is {max}. Cut it shorter.',
     'tokenizer.paste_empty': 'Paste at least two different characters.',
     'tokenizer.paste_sent': 'Sent; training the tokenizers on it…',
     'tokenizer.paste_ok': 'Using your text ({n} characters).',
@@ -84,8 +83,6 @@ addStrings({
     'tokenizer.cpt': '每个 BPE token 的字数',
     'tokenizer.paste': '粘贴你自己的文本',
     'tokenizer.paste_use': '用这段文本',
-    'tokenizer.paste_count': '{n} / {max} 字节',
-    'tokenizer.paste_over': '太长了：{n} 字节，上限是 {max}。请删短一些。',
     'tokenizer.paste_empty': '请至少粘贴两个不同的字符。',
     'tokenizer.paste_sent': '已发送，正在用它训练分词器……',
     'tokenizer.paste_ok': '正在使用你的文本（{n} 个字符）。',
@@ -102,8 +99,6 @@ const show = (p) => p.replaceAll(' ', '␣').replaceAll('\n', '⏎').replaceAll(
 
 /** A stable light colour per id (golden-angle hues), so equal pieces share a colour. */
 const hue = (id) => `hsl(${Math.round((id * 137.508) % 360)}, 70%, 86%)`;
-
-const bytesOf = (s) => new TextEncoder().encode(s).length;
 
 export default function mount(root, { t, store, setParams, client }) {
   root.innerHTML = '';
@@ -153,27 +148,20 @@ export default function mount(root, { t, store, setParams, client }) {
   const useBtn = document.createElement('button');
   useBtn.type = 'button';
   useBtn.className = 'primary';
-  const count = document.createElement('span');
-  count.className = 'tok-paste-count';
+  // Its bytes counted as they are typed by the byte counter the gpt lab's paste box uses;
+  // the limit is the server's (max_pasted_bytes).
+  const counter = byteCounter(area, { className: 'tok-paste-count' });
+  const count = counter.el;
   const verdict = document.createElement('p');
   verdict.className = 'tok-paste-verdict';
   verdict.setAttribute('role', 'status');
   pasteRow.append(useBtn, count);
   pPaste.body.append(area, pasteRow, verdict);
-  let maxBytes = 200000;
   let pending = false;
 
   const setVerdict = (text, bad = false) => { verdict.textContent = text; verdict.classList.toggle('bad', bad); };
-  const updateCount = () => {
-    const n = bytesOf(area.value);
-    count.textContent = t('tokenizer.paste_count', { n: n.toLocaleString(), max: maxBytes.toLocaleString() });
-    count.classList.toggle('bad', n > maxBytes);
-    return n;
-  };
-  area.addEventListener('input', updateCount);
   useBtn.onclick = () => {
-    const n = updateCount();
-    if (n > maxBytes) return setVerdict(t('tokenizer.paste_over', { n: n.toLocaleString(), max: maxBytes.toLocaleString() }), true);
+    if (!counter.update()) return setVerdict(counter.message, true);
     if (new Set(area.value).size < 2) return setVerdict(t('tokenizer.paste_empty'), true);
     pending = true;
     setVerdict(t('tokenizer.paste_sent'));
@@ -283,8 +271,7 @@ export default function mount(root, { t, store, setParams, client }) {
 
   function drawAll(f) {
     const m = f.meta;
-    maxBytes = m.max_pasted_bytes;
-    updateCount();
+    counter.setMax(m.max_pasted_bytes);
     drawMerges(m);
     drawSample(m);
     drawCompare(m);
@@ -307,7 +294,7 @@ export default function mount(root, { t, store, setParams, client }) {
   area.placeholder = t('tokenizer.paste_placeholder');
   const p0 = store.get('params');
   if (p0 && p0.pasted) area.value = p0.pasted;
-  updateCount();
+  counter.update();
 
   return {
     frame(f) {
@@ -321,6 +308,7 @@ export default function mount(root, { t, store, setParams, client }) {
       for (const p of [pCurve, pMerges, pSample, pCompare, pTop, pIo, pNum, pPaste]) p.relabel();
       useBtn.textContent = t('tokenizer.paste_use');
       area.placeholder = t('tokenizer.paste_placeholder');
+      counter.relabel();
       if (last) drawAll(last);
     },
   };
