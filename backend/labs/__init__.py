@@ -41,6 +41,8 @@ def catalog_entry(cls: type[Lab]) -> dict:
         "title": cls.title,
         "description": cls.description,
         "trains": cls.trains,
+        "plays": cls.plays,
+        "play_speed": cls.play_speed,
         "tensors": list(cls.tensors),
         "schema": cls.Params.model_json_schema(),
         # What a class follows of the driver's view: the generic keys and the lab's own.

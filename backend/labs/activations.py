@@ -43,6 +43,7 @@ class ActivationsLab(Lab):
     Params = Params
     tensors = ("f", "df", "probe", *STAT_KEYS)
     trains = False
+    plays = False  # every param is live: a step would redraw the same curves
 
     def __init__(self, params: Params, seed: int, device: torch.device):
         super().__init__(params, seed, device)

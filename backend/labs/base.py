@@ -141,6 +141,15 @@ class Lab:
     view_keys: ClassVar[dict[str, dict]] = {}
     # False for labs whose step only recomputes a picture (no training, no divergence check).
     trains: ClassVar[bool] = True
+    # Whether play and step do anything the learner sees: True (they train, or walk stages
+    # or tokens), False (a step only redraws the picture every change already redraws), or a
+    # condition on the params, {"mode": "fit"}: only when every named param has that value.
+    # The catalog carries it; the page shows play/step by this one rule.
+    plays: ClassVar[bool | dict[str, Any]] = True
+    # The page's default play speed, steps a second (the server still caps it at
+    # Settings.max_steps_per_s): a cheap lab whose one step is a small part of learning
+    # (mlp-playground: one mini-batch) asks for more, so play shows learning at once.
+    play_speed: ClassVar[int] = 100
     # True: the engine may draw this lab's pictures while the next step's backward pass
     # runs (see docs/architecture.md, "Pictures beside"). A TrainingLab only sets it
     # (backend/trainer.py does the rest); the engine then asks `step(capture, later=True)`

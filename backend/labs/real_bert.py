@@ -200,6 +200,7 @@ class RealBertLab(Lab):
     Params = Params
     Input = Sentences
     trains = False
+    plays = False  # the picture follows the text; nothing to step
     view_keys = {  # the head view's layer and head (-1: all heads), the token clicked
         "layer": {"type": "int", "min": 0, "max": 5},
         "head": {"type": "int", "min": -1, "max": 11},

@@ -152,6 +152,7 @@ class RealLLMLab(Lab):
     Input = Generate
     Actions = Odds
     trains = False
+    plays = False  # generation is the view's own button (`infer`); nothing to step
     view_keys = {  # the layer whose attention map is enlarged; the generated token shown
         "layer": {"type": "int", "min": 0, "max": 63},  # SmolLM2 has 30, a Qwen3 28 or more
         "pick": {"type": "int", "min": -1, "max": MAX_NEW - 1},

@@ -90,6 +90,7 @@ class ReluKinkLab(TrainingLab):
         "follow any curve.",
     }
     Params = Params
+    plays = FIT  # compose mode has nothing to step (max_steps 0); fit mode trains
     tensors = (
         "layers.0.hook_pre",
         "layers.0.hook_post",

@@ -70,6 +70,7 @@ class SoftmaxCELab(Lab):
     }
     Params = Params
     trains = False
+    plays = False  # every param is live: a step would redraw the same picture
     tensors = (
         "logits",
         "softmax",

@@ -20,6 +20,9 @@ class LabInfo(BaseModel):
     title: dict[str, str]
     description: dict[str, str]
     trains: bool
+    # Play/step do something the learner sees: always, never, or when the params match.
+    plays: bool | dict[str, Any] = True
+    play_speed: int = 100  # the page's default steps a second (the server still caps it)
     tensors: list[str]
     params_schema: dict[str, Any] = Field(alias="schema")
     view_keys: dict[str, dict[str, Any]] = {}  # backend/view_keys.py: generic + the lab's

@@ -20,8 +20,8 @@ import { presenter } from './presenter.js';
 const $ = (s) => document.querySelector(s);
 
 addStrings({
-  en: { url_left_out: 'This page’s link leaves out {fields}: too long for a URL. Save the run (or export it) to share it exactly; a reload of this tab keeps it.' },
-  zh: { url_left_out: '这个页面的链接里没有 {fields}：太长，放不进网址。要原样分享，请保存（或导出）这次运行；在本标签页里刷新会保留它。' },
+  en: { url_left_out: 'This page’s link leaves out {fields}: too long for a URL. Save the run (or export it) to share it exactly; a reload of this tab keeps it.', no_play: 'Nothing to play here: every change is computed and drawn at once.' },
+  zh: { url_left_out: '这个页面的链接里没有 {fields}：太长，放不进网址。要原样分享，请保存（或导出）这次运行；在本标签页里刷新会保留它。', no_play: '这里没有要播放的：每次改动都会立刻算好并画出来。' },
 });
 
 /** A line in the notes above the picture (a link value not used, a refused param...). */
@@ -115,6 +115,21 @@ async function main() {
   canvasExport($('#view'));
 
   const bar = controls($('#controls'), { onAction: (action, extra) => client.control(action, extra) });
+  // One rule for play/step: the lab's catalog `plays` (true; false: a step only redraws what
+  // every change already draws; or a condition on the params, e.g. {mode: 'fit'}).
+  const noPlay = Object.assign(document.createElement('span'), { className: 'no-play', hidden: true });
+  noPlay.dataset.i18n = 'no_play';
+  bar.el.prepend(noPlay);
+  const showPlay = () => {
+    const c = info.plays ?? true;
+    const on = c && typeof c === 'object' ? Object.entries(c).every(([k, v]) => store.get('params')[k] === v) : c !== false;
+    for (const a of ['play', 'step', 'step10', 'speed']) bar.el.querySelector(`[data-act=${a}]`).closest('button, label').hidden = !on;
+    noPlay.hidden = on;
+  };
+  store.on('params', showPlay);
+  showPlay();
+  const speedSel = bar.el.querySelector('[data-act=speed]'); // the lab's default play speed
+  if (info.play_speed && [...speedSel.options].some((o) => Number(o.value) === info.play_speed)) speedSel.value = String(info.play_speed);
   const scrub = scrubber($('#scrubber'), {
     onSeek: (step) => { client.send({ type: 'seek', step }); saveUrl({ step, scrub: 1 }); cls.scrubbed(step); },
     onLive: () => { viewing.set(null); client.send({ type: 'seek', step: store.get('step') }); saveUrl({ step: store.get('step') || null, scrub: null }); cls.scrubbed(-1); },

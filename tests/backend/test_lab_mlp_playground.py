@@ -138,3 +138,22 @@ def test_only_my_points_starts_empty_and_learns_what_i_draw(client):
         set_params(ws, {"points": [[-2.0, 0.0, 0], [2.0, 0.0, 1]]})
         rows = scalar_rows(step(ws, 5))
         assert rows[7]["train_acc"] in (0.0, 0.5, 1.0) and "test_loss" not in rows[7]
+
+
+def test_one_second_at_the_default_play_speed_learns_visibly(client):
+    """The catalog's play_speed (the page's default steps a second) is within the server's
+    cap and one second of it moves the default run: the loss falls by more than a tenth
+    (100 steps, the old default, moved it 0.680 -> 0.671)."""
+    import torch
+
+    from backend.config import Settings
+    from backend.labs.mlp_playground import MLPPlaygroundLab, Params
+
+    entry = next(e for e in client.get("/api/labs").json() if e["id"] == "mlp-playground")
+    speed = entry["play_speed"]
+    assert 100 < speed <= Settings().max_steps_per_s
+    lab = MLPPlaygroundLab(Params(), 0, torch.device("cpu"))
+    first = lab.step(False).scalars["loss"]
+    for _ in range(speed - 1):
+        last = lab.step(False).scalars["loss"]
+    assert last < 0.9 * first, (first, last)

@@ -71,3 +71,17 @@ def test_fit_mode_trains_a_polyline(client):
         assert sorted(rows) == list(range(1, 31))
         assert rows[30]["loss"] < rows[1]["loss"]
         assert 0 <= rows[30]["kinks_inside"] <= 12
+
+
+def test_the_catalog_says_where_play_does_something(client):
+    """One rule for the page's play/step: `plays` is true, false (a step only redraws what
+    every change draws) or a condition on the params (relu-kink: fit mode only)."""
+    entries = {e["id"]: e for e in client.get("/api/labs").json()}
+    assert entries["relu-kink"]["plays"] == {"mode": "fit"}
+    for lab in ("softmax-ce", "activations", "real-bert", "real-llm"):
+        assert entries[lab]["plays"] is False, lab
+    for lab in ("conv", "attention", "tokenizer", "kv-cache", "apple", "mlp-playground"):
+        assert entries[lab]["plays"] is True, lab  # they train, or step through stages
+    for e in entries.values():
+        if e["plays"] is False:
+            assert not e["trains"], e["id"]
