@@ -11,6 +11,7 @@ through the hooks its class docstring lists, and builds its Params from the same
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import torch
@@ -210,6 +211,20 @@ class LinearRegressionLab(TrainingLab):
     def built(self) -> None:
         self.ranges = self._ranges(self.optimum())
 
+    def _cover(self, p: torch.Tensor) -> None:
+        """Widen the surface's ranges to hold the point p (every step's: the path drawn on the
+        surface is every step's parameters, which may swing past the box of the start and the
+        optimum). Only ever wider, by a margin, and only for finite values."""
+        if getattr(self, "ranges", None) is None:
+            return  # before the model is built: `built` sets the first ranges
+        for axis, i in enumerate((self.ax, self.ay)):
+            v = float(p[i])
+            lo, hi = self.ranges[axis]
+            if not math.isfinite(v) or lo <= v <= hi:
+                continue
+            pad = 0.1 * (hi - lo)
+            self.ranges[axis] = [min(lo, v - pad), max(hi, v + pad)]
+
     # -- the contract with subclasses --------------------------------------------------------
     def inputs(self, x_raw: torch.Tensor) -> torch.Tensor:
         """Raw rows [N, F] as the model sees them: z-scored with the training table's mean
@@ -277,6 +292,7 @@ class LinearRegressionLab(TrainingLab):
             self.pred = self.model(self.x)
             full_loss = float(linear.loss_fn(self.pred, self.y, self.params.loss))
         p = self._params_vector()
+        self._cover(p)
         labels = self.param_labels()
         scalars = {"loss": full_loss}
         scalars.update({lab: float(v) for lab, v in zip(labels, p, strict=True)})
@@ -315,7 +331,7 @@ class LinearRegressionLab(TrainingLab):
                 "surface": {
                     "x": labels[self.ax],
                     "y": labels[self.ay],
-                    "ranges": self.ranges,
+                    "ranges": [list(r) for r in self.ranges],
                     "log10": True,
                 },
                 "optimum": [float(v) for v in self.optimum()],
@@ -328,8 +344,10 @@ class LinearRegressionLab(TrainingLab):
         return tensors + more_t, {**meta, **more_m}
 
     def lab_state(self) -> dict[str, Any]:
-        return {"grads": self.grads.clone()}
+        return {"grads": self.grads.clone(), "ranges": [list(r) for r in self.ranges]}
 
     def load_lab_state(self, state: dict[str, Any]) -> None:
         if "grads" in state:
             self.grads = state["grads"].clone()
+        if "ranges" in state:  # the surface as widened by the path so far
+            self.ranges = [list(r) for r in state["ranges"]]

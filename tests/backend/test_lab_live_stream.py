@@ -116,3 +116,20 @@ def test_one_hot_push_fits_the_table_better():
         return lab.opt_loss
 
     assert final("onehot") < 0.6 * final("zscore")  # SMS and app pushes get their own weight
+
+
+def test_the_descent_path_stays_inside_the_drawn_surface():
+    """Every step's (w_users, w_reservations), the path the view draws, lies inside the
+    surface's ranges of the frame drawn after it (the path swung past the box of the start
+    and the optimum: w_users reached 4,204 while the surface stopped at 1,534)."""
+    torch.manual_seed(0)
+    lab = LiveStreamLab(Params(), 0, torch.device("cpu"))
+    path = []
+    for i in range(1, 3001):
+        f = lab.step(i % 500 == 0)
+        path.append((f.scalars["w_users"], f.scalars["w_reservations"]))
+        if f.tensors:
+            (x0, x1), (y0, y1) = f.meta["surface"]["ranges"]
+            outside = [(x, y) for x, y in path if not (x0 <= x <= x1 and y0 <= y <= y1)]
+            assert not outside, (i, f.meta["surface"]["ranges"], outside[:3])
+    assert max(x for x, _ in path) > 1_534  # the run did leave the first box

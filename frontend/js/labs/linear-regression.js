@@ -9,6 +9,12 @@ import { bars } from '../components/bars.js';
 import { readout } from '../components/readout.js';
 import { panel } from '../components/panel.js';
 import { CONFIG, baseLayout, Plotly, throttleFrame } from '../components/plot.js';
+import { addStrings } from '../core/i18n.js';
+
+addStrings({
+  en: { 'lr.grad_axis': '|gradient| (linear axis from 0)' },
+  zh: { 'lr.grad_axis': '|梯度|（线性坐标，从 0 起）' },
+});
 
 export default function mount(root, ctx) {
   const { t, store, setParams } = ctx;
@@ -33,7 +39,9 @@ export default function mount(root, ctx) {
       { type: 'scatter', mode: 'markers', x: [], y: [], marker: { size: 10, color: '#e8702a', line: { color: '#fff', width: 2 } }, name: t('lr_now') },
     ],
   });
-  const grads = bars(pGrad.chart, { logY: true, color: '#9b59b6' });
+  // A linear axis from 0: a bar's length is its value (on the log axis it had, b's 2.5 was
+  // a sliver beside w's 4, the axis starting at a data value).
+  const grads = bars(pGrad.chart, { color: '#9b59b6', yTitle: t('lr.grad_axis') });
   const info = readout(pRead.body);
   Plotly.newPlot(pFit.chart, [], baseLayout({}), CONFIG);
 
@@ -144,7 +152,7 @@ export default function mount(root, ctx) {
       }
       if (f.tensors.grad) {
         const g = f.tensors.grad;
-        grads.draw(g.labels, Array.from(g.data, (v) => Math.max(Math.abs(v), 1e-12)));
+        grads.draw(g.labels, Array.from(g.data, (v) => Math.abs(v)));
       }
       drawFit(f);
       drawInfo(f);
@@ -164,6 +172,7 @@ export default function mount(root, ctx) {
     relabel() {
       fitKind = null;
       for (const p of [pSurf, pFit, pGrad]) p.relabel();
+      Plotly.relayout(pGrad.chart, { 'yaxis.title.text': t('lr.grad_axis') });
       dash.relabel();
       if (last) { drawFit(last); drawInfo(last); }
     },

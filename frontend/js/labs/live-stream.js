@@ -32,6 +32,7 @@ addStrings({
     'live-stream.f_onehot': 'z-scored, push one-hot',
     'live-stream.f_log_users': 'z-scored, log(users)',
     'live-stream.optimum_line': 'least squares',
+    'live-stream.why_axis': 'log scale · bars start at 10<sup>{k}</sup>',
   },
   zh: {
     'live-stream.new': '新直播（18 万用户、1.2 万预约、晚上 8 点、短信推送）',
@@ -55,6 +56,7 @@ addStrings({
     'live-stream.f_onehot': '标准化，推送独热编码',
     'live-stream.f_log_users': '标准化，用户数取 log',
     'live-stream.optimum_line': '最小二乘',
+    'live-stream.why_axis': '对数刻度 · 柱子从 10<sup>{k}</sup> 起',
   },
 });
 
@@ -85,15 +87,22 @@ export default function mount(root, ctx) {
     if (!g || !c) return;
     const labels = g.labels;
     const lr = store.get('params').lr;
-    const grads = Array.from(g.data, (v) => Math.max(Math.abs(v), 1e-12));
+    // A zero has no place on a log axis: no bar (not a made-up floor).
+    const grads = Array.from(g.data, (v) => (Math.abs(v) > 0 && Number.isFinite(v) ? Math.abs(v) : null));
     const limits = Array.from(c.data, (v) => (v > 0 ? 2 / v : null));
+    // The axis starts at a whole decade below every value, and says which: a bar's length
+    // reads from that labelled base (plotly's own range started at a data value).
+    const shown = [...grads, ...limits, lr].filter((v) => v > 0 && Number.isFinite(v));
+    const k = shown.length ? Math.floor(Math.log10(Math.min(...shown))) - 1 : -1;
+    const top = shown.length ? Math.log10(Math.max(...shown)) + 0.5 : 1;
     Plotly.react(pWhy.chart, [
       { type: 'bar', x: labels, y: grads, name: t('live-stream.grad'), marker: { color: '#9b59b6' } },
       { type: 'bar', x: labels, y: limits, name: t('live-stream.limit_w'), marker: { color: '#1a9e77' } },
       { type: 'scatter', mode: 'lines', x: [labels[0], labels[labels.length - 1]], y: [lr, lr], line: { color: '#c0392b', width: 2, dash: 'dash' }, name: `${t('live-stream.lr')} = ${fmt(lr, 3)}` },
     ], baseLayout({
       barmode: 'group', showlegend: true, legend: { orientation: 'h', y: 1.16, x: 1, xanchor: 'right' },
-      xaxis: { type: 'category' }, yaxis: { type: 'log', exponentformat: 'power' },
+      xaxis: { type: 'category' },
+      yaxis: { type: 'log', exponentformat: 'power', range: [k, Math.max(top, k + 1)], title: { text: t('live-stream.why_axis', { k }) } },
     }), CONFIG);
   });
 
