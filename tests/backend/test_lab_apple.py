@@ -114,3 +114,23 @@ def test_a_pressed_step_is_recorded_as_the_next_step(client):
         # Playing goes on from there: step 2 starts at x = 1.5.
         rows = scalar_rows(step(ws, 1))
         assert rows[2]["x"] == 1.5 - (1 / 36) * -9.0  # x.grad was zeroed: the slope at 1.5
+
+
+def test_above_the_critical_lr_at_the_exact_optimum_nothing_moves_and_frames_say_why(client):
+    """Converged in float32 (loss exactly 0), x.grad is exactly 0: a raised lr cannot move x,
+    and the frame says so (`exact_optimum`); from the first guess the same lr diverges."""
+    with client.websocket_connect("/ws") as ws:
+        open_lab(ws, "apple")
+        f = frames(step(ws, 80))[-1]["header"]
+        assert f["scalars"]["loss"] == 0.0 and f["meta"]["exact_optimum"] is True
+        send(ws, {"type": "set", "params": {"lr": 0.12}})
+        recv_until(ws, lambda m: m["type"] == "params")
+        g = frames(step(ws, 20))[-1]["header"]
+        assert g["scalars"]["x"] == 2.0 and g["meta"]["exact_optimum"] is True
+        send(ws, {"type": "control", "action": "reset"})
+        f, _ = recv_until(ws, lambda m: m["type"] == "frame")  # the reset's step-0 frame
+        assert f["step"] == 0
+        rows = scalar_rows(step(ws, 20))
+        first, last = rows[min(rows)], rows[max(rows)]
+        assert max(rows) - min(rows) >= 10, sorted(rows)
+        assert last["loss"] > first["loss"]  # |1 − 0.12·18| = 1.16 > 1: the error grows

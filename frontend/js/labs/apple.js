@@ -42,6 +42,11 @@ addStrings({
     'apple.lr': 'learning rate',
     'apple.diverges': 'above the limit: each step multiplies the error by |1 − lr·curvature| > 1',
     'apple.edge': 'exactly at the limit: x bounces between two points forever',
+    'apple.stuck': 'above the limit, but x is exactly the optimum: its error is 0 in float32, so x.grad is 0 and every step keeps x where it is (0 × |1 − lr·curvature| is still 0). Press Reset to watch this lr diverge from the first guess.',
+    'apple.done_hint': 'This run has taken all its steps (“Steps to train”): press Reset to run this lr from the first guess.',
+    'apple.reset': 'Reset: start again from the first guess',
+    'apple.stuck_short': 'above the limit, but nothing can diverge from here (below)',
+    'apple.done_short': 'the run has ended (below)',
     'apple.converges': 'below the limit: converges',
     'apple.overshoots': 'converges, overshooting the optimum each step',
     'apple.lands': 'lands on the optimum in one step',
@@ -98,6 +103,11 @@ addStrings({
     'apple.p_one': '1/曲率（一步）',
     'apple.p_edge': '2/曲率（临界）',
     'apple.p_over': '2.16/曲率（发散）',
+    'apple.stuck': '超过了临界值，但 x 恰好就是最优点：它的误差在 float32 里正好是 0，x.grad 也是 0，每一步都让 x 原地不动（0 × |1 − 学习率·曲率| 仍是 0）。按“重置”，看这个学习率从起始猜测开始发散。',
+    'apple.done_hint': '这次运行的步数已经走完（“训练步数”）：按“重置”，用这个学习率从起始猜测重新开始。',
+    'apple.reset': '重置：从起始猜测重新开始',
+    'apple.stuck_short': '超过临界值，但从这里什么也不会发散（见下）',
+    'apple.done_short': '这次运行已结束（见下）',
     'apple.path': '走过的 x',
     'apple.now': '当前 x',
     'apple.tangent': '切线',
@@ -119,7 +129,7 @@ const PATH_POINTS = 300;
 
 export const stylesheet = '/css/labs/apple.css'; // the shell loads it
 
-export default function mount(root, { t, store, setParams, infer }) {
+export default function mount(root, { t, store, setParams, infer, client }) {
   root.innerHTML = '';
   const grid = document.createElement('div');
   grid.className = 'view-grid apple-view';
@@ -251,8 +261,18 @@ export default function mount(root, { t, store, setParams, infer }) {
     }
   }
 
+  // Why this lr shows nothing now, if it does not: the run has ended, or x is exactly the
+  // optimum (the server says so: its float32 error is 0). Both are undone by Reset.
+  function stuck(lr, m, short = false) {
+    if (store.get('state') === 'done') return t(short ? 'apple.done_short' : 'apple.done_hint');
+    if (lr * m.curvature > 2 + 1e-9 && m.exact_optimum) return t(short ? 'apple.stuck_short' : 'apple.stuck');
+    return null;
+  }
+
   function lrNote(lr, m) {
     const r = lr * m.curvature;
+    const why = stuck(lr, m, true);
+    if (why) return `⚠ ${why}`;
     if (r > 2 + 1e-9) return t('apple.diverges');
     if (Math.abs(r - 2) <= 1e-9) return t('apple.edge');
     if (Math.abs(r - 1) <= 1e-9) return t('apple.lands');
@@ -270,7 +290,7 @@ export default function mount(root, { t, store, setParams, infer }) {
       { label: t('loss'), value: s.loss, warn: !Number.isFinite(s.loss) },
       { label: t('apple.slope'), value: s.slope },
       { label: t('apple.grad'), value: grad === null ? t('apple.none') : grad, note: accumulated ? `⚠ ${t('apple.accumulated')}` : '', warn: accumulated },
-      { label: t('apple.lr'), value: lr, note: lrNote(lr, m), warn: lr * m.curvature > 2 + 1e-9 },
+      { label: t('apple.lr'), value: lr, note: lrNote(lr, m), warn: lr * m.curvature > 2 + 1e-9 || !!stuck(lr, m) },
       ...(store.get('params').forget_zero_grad ? [{ label: 'zero_grad', value: t('apple.forgotten'), note: t('apple.forgotten_note'), warn: true }] : []),
       { label: t('apple.critical'), value: m.critical_lr },
       { label: t('apple.one_step'), value: m.one_step_lr },
@@ -279,6 +299,17 @@ export default function mount(root, { t, store, setParams, infer }) {
     ]);
     const ro = store.get('role') !== 'driver';
     const choices = [['apple.p_half', 0.5], ['apple.p_one', 1], ['apple.p_edge', 2], ['apple.p_over', 2.16]];
+    const reset = [];
+    if (stuck(lr, m)) {
+      reset.push(Object.assign(document.createElement('p'), { className: 'apple-stuck', textContent: stuck(lr, m) }));
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'apple-reset';
+      b.textContent = t('apple.reset');
+      b.disabled = ro;
+      b.onclick = () => client.control('reset');
+      reset.push(b);
+    }
     presets.replaceChildren(Object.assign(document.createElement('span'), { textContent: t('apple.presets') }), ...choices.map(([key, k]) => {
       const b = document.createElement('button');
       b.type = 'button';
@@ -286,8 +317,10 @@ export default function mount(root, { t, store, setParams, infer }) {
       b.disabled = ro;
       b.onclick = () => setParams({ lr: Math.min(0.25, Math.max(0.001, k / m.curvature)) });
       return b;
-    }));
+    }), ...reset);
   }
+
+  store.on('state', () => { if (last) drawInfo(last); }); // done: the hint to reset
 
   function show(f) {
     last = f;
