@@ -115,19 +115,22 @@ export default function mount(root, { t }) {
   root.append(grid);
   const k = (s) => `${L}.${s}`;
 
+  // What play trains comes right after the sinusoidal table, in the first screen: its loss,
+  // its learned position embeddings and their similarities (they were ~2,000 px below the
+  // fold, after every fixed picture). The fixed pictures follow.
   const pPe = panel(grid, k('pe'));
   const pSim = panel(grid, k('sim'));
+  const pTrain = panel(grid, k('train'));
+  const pLearned = panel(grid, k('learned'));
+  const pLsim = panel(grid, k('learned_sim'));
   const pClock = panel(grid, k('clocks'), { chart: false, hint: k('clock_hint') });
   const pProfile = panel(grid, k('profile'));
   const pRot = panel(grid, k('rotation'));
   const pRope = panel(grid, k('rope'));
+  const pPerm = panel(grid, k('perm'), { chart: false, hint: k('perm_hint') });
   const pNorms = panel(grid, k('norms'), { hint: k('norms_hint') });
   const pRopeClock = panel(grid, k('rope_clocks'), { chart: false, hint: k('rope_hint') });
   const pChecks = panel(grid, k('checks'), { chart: false });
-  const pPerm = panel(grid, k('perm'), { chart: false, hint: k('perm_hint') });
-  const pTrain = panel(grid, k('train'));
-  const pLearned = panel(grid, k('learned'));
-  const pLsim = panel(grid, k('learned_sim'));
   for (const p of [pPe, pClock, pPerm, pLearned]) p.el.classList.add('pe-wide');
   for (const p of [pRopeClock, pChecks]) p.el.classList.add('pe-full');
   pChecks.el.classList.add('pe-checks');
