@@ -12,7 +12,7 @@ import { fmt } from './plot.js';
 addStrings({
   en: {
     'nd.inputs': 'Inputs', 'nd.output': 'Output', 'nd.layer': 'Layer {n} · {w}', 'nd.layer_short': 'layer',
-    'nd.hidden_layers': '{n} hidden layers', 'nd.more_layers': 'Add a hidden layer', 'nd.fewer_layers': 'Remove the last hidden layer',
+    'nd.hidden_layers': '{n} hidden layers', 'nd.hidden_layers.one': '{n} hidden layer', 'nd.more_layers': 'Add a hidden layer', 'nd.fewer_layers': 'Remove the last hidden layer',
     'nd.more_units': 'One more unit in this layer', 'nd.fewer_units': 'One unit fewer in this layer',
     'nd.weight': 'weight', 'nd.bias': 'bias', 'nd.unit': 'unit', 'nd.click_to_edit': 'click to edit',
   },
@@ -28,8 +28,9 @@ const SVG = 'http://www.w3.org/2000/svg';
 const CSS = '/css/labs/network-diagram.css';
 const NODE = 40; // node size, px
 const PITCH = 50; // vertical distance between nodes
-const TOP = 58; // room for the column headers
+const TOP = 58; // room for the column headers (more if they are taller: a phone's 44-px buttons)
 const LEFT = 78; // room for the input labels
+const MIN_STEP = NODE + 30; // the least distance between two columns before the whole is scaled
 
 function svg(tag, attrs = {}) {
   const n = document.createElementNS(SVG, tag);
@@ -80,12 +81,29 @@ export function networkDiagram(el, { onEditWeight, onEditBias, onToggleInput, on
     return cols;
   }
 
+  // Laid out at least MIN_STEP apart; where the column is narrower than that (a phone, six
+  // hidden layers) the whole stage is scaled down to fit it, never wider than the column.
+  let top = TOP;
+  let minStep = MIN_STEP; // or the widest column header (two 44-px buttons on a phone)
+  let scale = 1;
   function geometry(cols) {
-    const W = Math.max(420, stage.clientWidth || 700);
-    const H = TOP + Math.max(...cols.map((c) => c.length)) * PITCH + 8;
+    const avail = el.clientWidth || 700;
+    const need = LEFT + (cols.length - 1) * minStep + NODE + 40;
+    const W = Math.max(need, avail);
+    const H = top + Math.max(...cols.map((c) => c.length)) * PITCH + 8;
     const step = (W - LEFT - NODE - 40) / Math.max(1, cols.length - 1);
-    const pos = cols.map((c, ci) => c.map((_, r) => ({ x: LEFT + ci * step, y: TOP + r * PITCH })));
-    return { W, H, pos, step };
+    const pos = cols.map((c, ci) => c.map((_, r) => ({ x: LEFT + ci * step, y: top + r * PITCH })));
+    return { W, H, pos, step, scale: Math.min(1, avail / W) };
+  }
+
+  function fit(g) {
+    scale = g.scale;
+    stage.style.width = `${g.W}px`;
+    stage.style.transform = scale < 1 ? `scale(${scale})` : '';
+    stage.style.transformOrigin = '0 0';
+    // A transform leaves the layout box as it was: give back what the scaling took.
+    stage.style.marginRight = `${-(g.W * (1 - scale))}px`;
+    stage.style.marginBottom = `${-(g.H * (1 - scale))}px`;
   }
 
   function edgePath(a, b) {
@@ -231,8 +249,8 @@ export function networkDiagram(el, { onEditWeight, onEditBias, onToggleInput, on
   }
   function moveTip(ev) {
     const box = stage.getBoundingClientRect();
-    tip.style.left = `${ev.clientX - box.left + 12}px`;
-    tip.style.top = `${ev.clientY - box.top + 12}px`;
+    tip.style.left = `${(ev.clientX - box.left) / scale + 12}px`;
+    tip.style.top = `${(ev.clientY - box.top) / scale + 12}px`;
   }
   function showTip(ev, it) {
     if (!net) return;
@@ -253,8 +271,8 @@ export function networkDiagram(el, { onEditWeight, onEditBias, onToggleInput, on
     input.max = String(limit);
     input.value = String(Number((isWeight ? weightOf(it) : biasOf(it)).toFixed(3)));
     const box = stage.getBoundingClientRect();
-    editor.style.left = `${Math.min(box.width - 220, ev.clientX - box.left)}px`;
-    editor.style.top = `${ev.clientY - box.top + 8}px`;
+    editor.style.left = `${Math.max(0, Math.min(box.width / scale - 220, (ev.clientX - box.left) / scale))}px`;
+    editor.style.top = `${(ev.clientY - box.top) / scale + 8}px`;
     editor.hidden = false;
     input.focus();
     input.select();
@@ -282,9 +300,23 @@ export function networkDiagram(el, { onEditWeight, onEditBias, onToggleInput, on
     draw(n) {
       net = n;
       const cols = columns(n);
-      const g = geometry(cols);
-      const k = JSON.stringify([n.inputs.map((i) => [i.name, i.enabled, i.label]), n.hidden.map((h) => h.width), n.outputs.map((o) => o.label), g.W, readOnly, t('nd.inputs')]);
-      if (k !== key || g.W !== lastW) { build(n, cols, g); key = k; lastW = g.W; }
+      let g = geometry(cols);
+      const k = JSON.stringify([n.inputs.map((i) => [i.name, i.enabled, i.label]), n.hidden.map((h) => h.width), n.outputs.map((o) => o.label), g.W, g.scale, readOnly, t('nd.inputs')]);
+      if (k !== key || g.W !== lastW) {
+        build(n, cols, g);
+        // The column headers' height (their buttons are 44 px on a phone): the nodes start below.
+        // Its widest header sets the least distance between columns (no header on another).
+        const headsH = Math.max(0, ...Array.from(heads.children, (h) => h.offsetTop + h.offsetHeight)) + 6;
+        const headsW = Math.max(0, ...Array.from(heads.children, (h) => h.offsetWidth)) + 8;
+        if (Math.max(TOP, headsH) !== top || Math.max(MIN_STEP, headsW) !== minStep) {
+          top = Math.max(TOP, headsH);
+          minStep = Math.max(MIN_STEP, headsW);
+          g = geometry(cols);
+          build(n, cols, g);
+        }
+        key = k; lastW = g.W;
+      }
+      fit(g);
       update(g);
     },
     setReadOnly(ro) { readOnly = ro; key = ''; if (net) this.draw(net); },

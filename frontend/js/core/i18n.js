@@ -32,11 +32,21 @@ export function addStrings(dict) {
 // says that instead (no "Shift-click" where there is no Shift).
 const touchOnly = typeof matchMedia === 'function' && matchMedia('(hover: none) and (pointer: coarse)').matches;
 
+// Plural-aware: with a number `n`, a `<key>.<category>` string (Intl.PluralRules: `.one` for
+// English 1) is used where the table has one ("1 hidden layer", "2 hidden layers").
+const rules = {};
+function plural(l, key, vars) {
+  const n = Number(vars.n);
+  if (vars.n === undefined || vars.n === null || !Number.isFinite(n) || !tables[l]) return key;
+  const cat = (rules[l] ||= new Intl.PluralRules(l)).select(n);
+  return `${key}.${cat}` in tables[l] ? `${key}.${cat}` : key;
+}
+
 /** t('key', {n: 3}) -> the current language's string with {n} filled in. */
 export function t(key, vars = {}) {
   const l = currentLang();
   const k = touchOnly && ((tables[l] && `${key}.touch` in tables[l]) || (tables.en && `${key}.touch` in tables.en)) ? `${key}.touch` : key;
-  let s = (tables[l] && tables[l][k]) ?? (tables.en && tables.en[k]) ?? k;
+  let s = (tables[l] && tables[l][plural(l, k, vars)]) ?? (tables.en && tables.en[plural('en', k, vars)]) ?? k;
   for (const [k, v] of Object.entries(vars)) s = s.replaceAll(`{${k}}`, v);
   return s;
 }
