@@ -1,11 +1,22 @@
 // The class: share a join code with a QR, follow the teacher's view, fork, save, export.
 import { t } from './core/i18n.js';
+import { notice } from './core/notices.js';
 import { labViewKeys, LEGACY_VIEW_KEYS, storeKey } from './core/url.js';
 
 // The view state a class follows: the lab's declared view keys (its catalog entry's
 // `view_keys`) plus the generic ones. Store key -> wire name (the hovered token is the
 // store's `hoverToken`, `hover` on the wire, -1 for none).
 const GENERIC = ['present', 'blank', 'hover']; // `scrub` follows the scrubber, below
+// A restore after a server restart proves with the lost session's driver token that this
+// page drove it, so the class code comes back; the token waits in this tab, not the URL.
+const restoreKey = (run) => `shaomai:restore:${run}`;
+export function keepRestoreToken(run, token) { if (token) sessionStorage.setItem(restoreKey(run), token); }
+export function restoreToken(run) {
+  const token = sessionStorage.getItem(restoreKey(run));
+  sessionStorage.removeItem(restoreKey(run));
+  return token ? { token } : {};
+}
+
 const wireNames = (viewKeys) => Object.fromEntries([...Object.keys(labViewKeys(viewKeys || LEGACY_VIEW_KEYS)), ...GENERIC].map((k) => [storeKey(k), k]));
 
 function button(key, onClick, cls = '') {
@@ -120,8 +131,23 @@ export function classroom(root, { client, store, scrub, toast, labId, viewKeys =
       else if (scrub.scrubbing) scrub.goLive();
     }
   });
+  // A class away (the server restarted; the teacher has not restored it yet): say so and
+  // ask again every few seconds. The server does not count these as wrong codes.
+  let waiting = null;
+  const waitForClass = (code) => {
+    notice(document.querySelector('#notice'), t('note.class_away', { code: code.replace(/(...)(...)/, '$1 $2') }), [], 'warn');
+    clearTimeout(waiting);
+    // On this socket; a dropped one reconnects by itself with the page's join (the code).
+    waiting = setTimeout(() => client.send({ type: 'join', code }), 3000);
+  };
+  client.on('ready', () => {
+    if (waiting === null) return;
+    waiting = null;
+    notice(document.querySelector('#notice'), '');
+  });
   return {
     relabel: renderRole,
+    waitForClass,
     /** The driver scrubbed (step) or went back to live (-1). */
     scrubbed(step) {
       if (store.get('role') === 'driver') { pending.scrub = step; if (!timer) timer = setTimeout(flush, 60); }

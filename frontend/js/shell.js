@@ -10,7 +10,7 @@ import { canvasExport } from './components/canvasExport.js';
 import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
 import { scrubber } from './components/scrubber.js';
-import { classroom } from './classroom.js';
+import { classroom, keepRestoreToken, restoreToken } from './classroom.js';
 import { ago, errorSentence, labelOf, linkRefused, notice, serverWhy, toast } from './core/notices.js';
 import { announcer, stepRate } from './components/liveReadouts.js';
 import { viewing } from './components/viewing.js';
@@ -80,7 +80,7 @@ async function main() {
   const earlier = !continuing && !q.get('join') && !q.get('run') && !(saved && saved.key === urlKey()) ? lastRun(labId) : null;
   if (continuing && saved && !q.get('join')) client.join(saved.session, saved.token);
   else if (q.get('join')) client.start({ type: 'join', code: q.get('join') }); // a reload stays in the class
-  else if (q.get('run')) client.start({ type: 'open', run: q.get('run'), mode: q.get('mode') === 'resume' ? 'resume' : 'replay' });
+  else if (q.get('run')) client.start({ type: 'open', run: q.get('run'), mode: q.get('mode') === 'resume' ? 'resume' : 'replay', ...restoreToken(q.get('run')) });
   else if (saved && saved.key === urlKey()) client.join(saved.session, saved.token);
   else client.open(labId, store.get('params'), store.get('seed'));
 
@@ -304,6 +304,8 @@ async function main() {
     if (m.reset) toast(t('params_reset'));
   });
   client.on('error', (m) => {
+    // A student in a class the server lost: wait for the teacher's restore, in the class.
+    if (m.key === 'err.class_away') return cls.waitForClass(q.get('join'));
     if (m.code === 'not_found' && m.field === 'session') {
       const lost = joinedOnce ? store.get('step') : 0;
       const lostSession = client.id;
@@ -318,6 +320,8 @@ async function main() {
         store.set('step', 0);
         bar.setState('paused', 0);
         $('#frame-step').textContent = '–';
+        // A student in a class the server lost waits for the teacher's restore, in the class.
+        if (store.get('classCode')) return cls.waitForClass(store.get('classCode'));
         notice($('#notice'), t('note.run_lost', { step: lost }), [], 'warn');
         offerRestore(lostSession);
       }
@@ -362,6 +366,7 @@ async function main() {
       const u = new URL(location.href);
       u.searchParams.set('run', last.id);
       u.searchParams.set('mode', 'resume');
+      keepRestoreToken(last.id, client.lostToken);
       location.assign(u);
     } }], 'warn');
   };

@@ -92,6 +92,8 @@ export class LabClient {
       if (msg.type === 'history') msg.rows = historyRows(msg);
       if (msg.type === 'error' && msg.code === 'not_found' && msg.field === 'session') {
         // The session expired while we were away: start a new one with the same request.
+        // (Its token still proves this page drove it: a restore takes its class code back.)
+        this.lostToken = this.token;
         this.session = null;
         this.token = null;
       }
