@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationInfo, field_validator
 
-from backend.labs.base import LabParams, param
+from backend.labs.base import LabParams, adamw_lr_param, param
 from models.data.texts import MAX_PASTED_BYTES, check_pasted
 
 TASKS = ("reverse", "copy", "sort", "induction", "modadd")
@@ -85,15 +85,7 @@ class Params(LabParams):
         validate_default=True,
     )
     causal: bool = param(True, zh="因果掩码 (只看过去)", en="Causal mask (see only the past)")
-    lr: float = param(
-        3e-3,
-        zh="学习率 (AdamW)",
-        en="Learning rate (AdamW)",
-        ge=1e-5,
-        le=0.1,
-        scale="log",
-        live=True,
-    )
+    lr: float = adamw_lr_param()
     batch: int = param(64, zh="批大小", en="Batch size", ge=1, le=256, live=True)
     warmup: int = param(50, zh="预热步数", en="Warm-up steps", ge=0, le=1000)
     steps: int = param(

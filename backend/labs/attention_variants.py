@@ -20,7 +20,7 @@ import torch
 from pydantic import ValidationInfo, field_validator
 
 from backend.labs import register
-from backend.labs.base import LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data.tasks import BOS, make_task, masked_loss, score
@@ -72,15 +72,7 @@ class Params(LabParams):
         zh="把 RoPE 放进 MLA 的压缩路径（吸收就不成立了）",
         en="Put RoPE inside MLA's compressed path (breaks the absorption)",
     )
-    lr: float = param(
-        3e-3,
-        zh="学习率 (AdamW)",
-        en="Learning rate (AdamW)",
-        ge=1e-5,
-        le=0.1,
-        scale="log",
-        live=True,
-    )
+    lr: float = adamw_lr_param()
     batch: int = param(64, zh="批大小", en="Batch size", ge=8, le=256, live=True)
     warmup: int = param(30, zh="预热步数", en="Warm-up steps", ge=0, le=500)
     steps: int = param(200, zh="训练步数", en="Steps", ge=10, le=5000, live=True)

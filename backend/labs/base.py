@@ -118,6 +118,35 @@ def param(
     return Field(default, ge=ge, le=le, json_schema_extra=extra, **kwargs)
 
 
+# Params several labs declare alike: one declaration, so their labels and bounds agree.
+ACTIVATION_LABELS = {
+    "relu": ("ReLU", "ReLU"),
+    "tanh": ("tanh", "tanh"),
+    "sigmoid": ("sigmoid", "sigmoid"),
+    "gelu": ("GELU", "GELU"),
+    "silu": ("SiLU", "SiLU"),
+}
+
+
+def activation_param(default: str, names: tuple[str, ...]) -> Any:
+    """The Activation choice among `names` (keys of ACTIVATION_LABELS)."""
+    choices = {n: ACTIVATION_LABELS[n] for n in names}
+    return param(default, zh="激活函数", en="Activation", choices=choices)
+
+
+def adamw_lr_param(default: float = 3e-3) -> Any:
+    """AdamW's learning rate for the small Transformers (log slider, live)."""
+    return param(
+        default,
+        zh="学习率 (AdamW)",
+        en="Learning rate (AdamW)",
+        ge=1e-5,
+        le=0.1,
+        scale="log",
+        live=True,
+    )
+
+
 class Lab:
     """One experiment. Subclasses set the class attributes and implement `step`."""
 

@@ -30,7 +30,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from backend.labs import register
-from backend.labs.base import LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, activation_param, param
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.batchnorm_steps import compare
@@ -68,16 +68,8 @@ TITLES = {
 class Params(LabParams):
     depth: int = param(30, zh="层数", en="Depth (layers)", ge=2, le=50)
     width: int = param(32, zh="每层宽度", en="Width", ge=4, le=64, step=4)
-    activation: Literal["relu", "tanh", "sigmoid", "gelu"] = param(
-        "sigmoid",
-        zh="激活函数",
-        en="Activation",
-        choices={
-            "relu": ("ReLU", "ReLU"),
-            "tanh": ("tanh", "tanh"),
-            "sigmoid": ("sigmoid", "sigmoid"),
-            "gelu": ("GELU", "GELU"),
-        },
+    activation: Literal["relu", "tanh", "sigmoid", "gelu"] = activation_param(
+        "sigmoid", ("relu", "tanh", "sigmoid", "gelu")
     )
     init: Literal[
         "zeros", "constant", "normal", "xavier", "kaiming_in", "kaiming_out", "default"

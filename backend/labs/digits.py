@@ -19,7 +19,7 @@ from pydantic import StrictBool, field_validator
 from pydantic_core import PydanticCustomError
 
 from backend.labs import register
-from backend.labs.base import Frame, LabInput, LabParams, TensorOut, param
+from backend.labs.base import Frame, LabInput, LabParams, TensorOut, activation_param, param
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import digits
@@ -35,17 +35,8 @@ class Params(LabParams):
     hidden2: int = param(
         64, zh="第二隐藏层宽度 (0 = 只有一层)", en="Hidden layer 2 width (0 = none)", ge=0, le=512
     )
-    activation: Literal["relu", "tanh", "sigmoid", "gelu", "silu"] = param(
-        "relu",
-        zh="激活函数",
-        en="Activation",
-        choices={
-            "relu": ("ReLU", "ReLU"),
-            "tanh": ("tanh", "tanh"),
-            "sigmoid": ("sigmoid", "sigmoid"),
-            "gelu": ("GELU", "GELU"),
-            "silu": ("SiLU", "SiLU"),
-        },
+    activation: Literal["relu", "tanh", "sigmoid", "gelu", "silu"] = activation_param(
+        "relu", ("relu", "tanh", "sigmoid", "gelu", "silu")
     )
     init: Literal["kaiming", "small", "default", "xavier"] = param(
         "kaiming",
