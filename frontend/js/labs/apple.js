@@ -261,11 +261,12 @@ export default function mount(root, { t, store, setParams, infer, client }) {
     }
   }
 
-  // Why this lr shows nothing now, if it does not: the run has ended, or x is exactly the
+  // Why an lr above the limit shows nothing now: the run has ended, or x is exactly the
   // optimum (the server says so: its float32 error is 0). Both are undone by Reset.
   function stuck(lr, m, short = false) {
+    if (lr * m.curvature <= 2 + 1e-9) return null; // below the limit: its own note says what happens
     if (store.get('state') === 'done') return t(short ? 'apple.done_short' : 'apple.done_hint');
-    if (lr * m.curvature > 2 + 1e-9 && m.exact_optimum) return t(short ? 'apple.stuck_short' : 'apple.stuck');
+    if (m.exact_optimum) return t(short ? 'apple.stuck_short' : 'apple.stuck');
     return null;
   }
 
