@@ -4,9 +4,12 @@
 // putImageData a map, 0.2–0.4 ms), then is drawn scaled without smoothing; plotly would need
 // ~90 ms for a 4×4 grid (docs: DESIGN "Performance notes"). Maps need not be square. Every
 // label comes from the caller: the kit knows no lab. Hover a cell to read its value (the
-// caller hears the row and column: onHover); click a map to enlarge it with its axis labels.
+// caller hears the row and column: onHover); click a map to enlarge it with its axis labels
+// (mapOverlay.js). The colour tables and paintMap live in mapPaint.js (re-exported here).
 import { ensureCss } from '../core/css.js';
 import { addStrings, t } from '../core/i18n.js';
+import { lutOf, paintMap } from './mapPaint.js';
+import { mapOverlay } from './mapOverlay.js';
 import { fmt } from './plot.js';
 
 addStrings({
@@ -15,79 +18,9 @@ addStrings({
 });
 
 const CSS = '/css/map-grid.css';
-const STOPS = {
-  viridis: ['#440154', '#3b528b', '#21918c', '#5ec962', '#fde725'],
-  diverging: ['#f59322', '#e8eaeb', '#0877bd'], // TensorFlow Playground: orange (−) · grey (0) · blue (+)
-  greys: ['#ffffff', '#141414'],
-  blues: ['#f7fbff', '#6baed6', '#08306b'],
-  rdbu: ['#2166ac', '#67a9cf', '#f7f7f7', '#ef8a62', '#b2182b'], // blue (−) · white (0) · red (+): signed weights
-};
-const MASKED = [236, 233, 226]; // cells a mask hides: page-like, not "value 0"
+export { LUTS, makeLut, paintMap, PLAYGROUND_STOPS } from './mapPaint.js';
 const HOT = 'rgba(255, 120, 0, 0.95)';
 const GAP = 6;
-
-function rgb(hex) {
-  const n = parseInt(hex.slice(1), 16);
-  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
-}
-
-/** A colour lookup table: 256 RGBA entries interpolated through '#rrggbb' stops. */
-export function makeLut(stops = STOPS.viridis) {
-  const cols = stops.map(rgb);
-  const out = new Uint8ClampedArray(256 * 4);
-  for (let i = 0; i < 256; i++) {
-    const x = (i / 255) * (cols.length - 1);
-    const a = Math.min(cols.length - 2, Math.floor(x)), f = x - a;
-    for (let c = 0; c < 3; c++) out[i * 4 + c] = cols[a][c] + (cols[a + 1][c] - cols[a][c]) * f;
-    out[i * 4 + 3] = 255;
-  }
-  return out;
-}
-
-/** The named tables: viridis, diverging (the playground's), greys, blues, rdbu. */
-export const LUTS = Object.fromEntries(Object.entries(STOPS).map(([k, v]) => [k, makeLut(v)]));
-export const PLAYGROUND_STOPS = STOPS.diverging;
-
-const lutOf = (c) => (c instanceof Uint8ClampedArray ? c : Array.isArray(c) ? makeLut(c) : LUTS[c] || LUTS.viridis);
-
-const scratch = document.createElement('canvas');
-const sctx = scratch.getContext('2d');
-let image = null;
-
-/**
- * Paint rows × cols values (row-major from `offset`) into ctx at (x, y, w, h): one
- * putImageData. opts: lut (a makeLut table, default viridis), range [lo, hi] (default [0, 1]),
- * masked(i, j) -> true paints the cell as hidden, flipRows (row 0 at the bottom), smooth,
- * log (colour by log10 of the value; range then in log10 units), transform (v -> the value
- * coloured, e.g. a threshold), alpha. A non-finite value is left transparent.
- */
-export function paintMap(ctx, data, offset, rows, cols, x, y, w, h, opts = {}) {
-  const { lut = LUTS.viridis, range = [0, 1], masked = null, flipRows = false, smooth = false, log = false, transform = null, alpha = 1 } = opts;
-  if (scratch.width !== cols || scratch.height !== rows) { scratch.width = cols; scratch.height = rows; image = null; }
-  image = image || sctx.createImageData(cols, rows);
-  const px = image.data;
-  const lo = range[0], scale = 255 / (range[1] - range[0] || 1);
-  for (let r = 0; r < rows; r++) {
-    const i = flipRows ? rows - 1 - r : r; // the map's row drawn on screen row r
-    const src = offset + i * cols;
-    for (let j = 0; j < cols; j++) {
-      const o = (r * cols + j) * 4;
-      if (masked && masked(i, j)) { px[o] = MASKED[0]; px[o + 1] = MASKED[1]; px[o + 2] = MASKED[2]; px[o + 3] = 255; continue; }
-      let v = data[src + j];
-      if (log) v = v > 0 ? Math.log10(v) : NaN;
-      if (transform) v = transform(v);
-      if (!Number.isFinite(v)) { px[o + 3] = 0; continue; } // nothing there: the page shows
-      const li = Math.max(0, Math.min(255, Math.round((v - lo) * scale))) * 4;
-      px[o] = lut[li]; px[o + 1] = lut[li + 1]; px[o + 2] = lut[li + 2]; px[o + 3] = 255;
-    }
-  }
-  sctx.putImageData(image, 0, 0);
-  ctx.save();
-  ctx.globalAlpha = alpha;
-  ctx.imageSmoothingEnabled = smooth;
-  ctx.drawImage(scratch, x, y, w, h);
-  ctx.restore();
-}
 
 /** An element of the kit's pictures: part('div', 'mg-tip', {hidden: true, role: 'img'}). */
 export function part(tag, className, { hidden = false, role = null } = {}) {
@@ -162,18 +95,23 @@ export function mapGrid(el, opts = {}) {
   const lut = lutOf(colormap);
   const canvas = part('canvas', 'mg-main', { role: 'img' });
   const tip = part('div', 'mg-tip', { hidden: true });
-  const zoom = part('div', 'mg-zoom', { hidden: true });
-  zoom.innerHTML = '<div class="mg-zoom-box" role="dialog"><div class="mg-zoom-head"><b></b><button type="button" class="mg-close">×</button></div><canvas></canvas></div>';
-  const zCanvas = zoom.querySelector('canvas');
-  const zTitle = zoom.querySelector('b');
-  const zClose = zoom.querySelector('.mg-close');
-  el.append(canvas, tip, zoom);
+  el.append(canvas, tip);
+  // The enlarged map (mapOverlay.js): closes by ×, Escape or a click outside; never blocks
+  // the page's controls. A click on this grid's canvas is the grid's own (another map).
+  const overlay = mapOverlay(el, { onClose: () => closeZoom(), keep: [canvas] });
+  const { el: zoom, canvas: zCanvas, title: zTitle } = overlay;
 
   let stack = null; // normalize(input)
   let labels = {};
   let lohi = [0, 1];
-  let box = null; // the container's width and text colour, read on resize/relabel only
-  const measure = () => { box = { width: el.clientWidth, color: getComputedStyle(el).color }; };
+  // The container's width, text colour, label size (CSS --mg-font, 11 px; presenter mode
+  // sets more) and height limit (its max-height), read on resize/relabel/restyle only.
+  let box = null;
+  const measure = () => {
+    const cs = getComputedStyle(el);
+    const px = parseFloat(cs.getPropertyValue('--mg-font')) || 11;
+    box = { width: el.clientWidth, color: cs.color, px, font: `${px}px system-ui, "Noto Sans CJK SC", sans-serif`, maxH: parseFloat(cs.maxHeight) || Infinity };
+  };
   let layout = null;
   let zoomed = null; // {group, map}
   let zLayout = null;
@@ -192,14 +130,15 @@ export function mapGrid(el, opts = {}) {
     const nRows = wrap ? Math.ceil(maps.length / wrap) : groups;
     const R = Math.max(...maps.map((m) => m.rows)), C = Math.max(...maps.map((m) => m.cols));
     const ctx = canvas.getContext('2d');
-    ctx.font = '11px system-ui, "Noto Sans CJK SC", sans-serif';
+    ctx.font = box.font;
     const groupW = labels.groupLabels ? 8 + Math.max(0, ...labels.groupLabels.map((s) => ctx.measureText(String(s)).width)) : 0;
-    const headH = labels.mapLabels ? 18 : 0;
+    const headH = labels.mapLabels ? box.px + 7 : 0;
     const width = Math.max(200, box.width || 600);
-    const long = Math.max(minCell, Math.min(maxCell, Math.floor((width - groupW - GAP * nCols) / nCols)));
+    const bandH = wrap && labels.mapLabels ? headH : 0; // a flat, wrapped stack: a label over each map
+    const tall = Math.floor(((box.maxH - (wrap ? 0 : headH)) / nRows - GAP - bandH) * (Math.max(R, C) / R)); // fits max-height
+    const long = Math.max(minCell, Math.min(maxCell, tall, Math.floor((width - groupW - GAP * nCols) / nCols)));
     const s = long / Math.max(R, C); // CSS px per value: cells stay square
     const slotW = C * s, slotH = R * s;
-    const bandH = wrap && labels.mapLabels ? headH : 0; // a flat, wrapped stack: a label over each map
     const pos = (m) => {
       const k = wrap ? maps.indexOf(m) : m.index, row = wrap ? Math.floor(k / wrap) : m.group, col = wrap ? k % wrap : m.index;
       return { x: groupW + col * (slotW + GAP), y: (wrap ? 0 : headH) + row * (slotH + GAP + bandH) + bandH, row, col };
@@ -227,7 +166,7 @@ export function mapGrid(el, opts = {}) {
     const ctx = fitCanvas(canvas, L.cssW, L.cssH);
     ctx.clearRect(0, 0, L.cssW, L.cssH);
     ctx.fillStyle = box.color;
-    ctx.font = '11px system-ui, "Noto Sans CJK SC", sans-serif';
+    ctx.font = box.font;
     ctx.textBaseline = 'middle';
     ctx.textAlign = 'center';
     if (L.headH) for (let i = 0; i < stack.per; i++) ctx.fillText(label(labels.mapLabels, i), L.groupW + i * (L.slotW + GAP) + L.slotW / 2, L.headH / 2);
@@ -255,19 +194,20 @@ export function mapGrid(el, opts = {}) {
     const title = labels.title ? labels.title(m.group, m.index) : [label(labels.groupLabels, m.group), label(labels.mapLabels, m.index)].filter(Boolean).join(' · ');
     zTitle.textContent = axes ? `${title} — ${axes}` : title;
     const rl = labels.rowLabels || [], cl = labels.colLabels || [];
+    if (!box) measure();
+    const k = box.px / 11; // presenter mode: larger labels
     const chars = (list) => Math.max(1, ...list.map((s) => [...String(s)].length));
-    const left = Math.min(90, 12 + 7 * chars(rl.length ? rl : [m.rows - 1]));
-    const top = Math.min(90, 12 + 7 * chars(cl.length ? cl : [m.cols - 1]));
-    const avail = Math.min(window.innerWidth * 0.9, window.innerHeight * 0.85) - 40;
-    const size = Math.max(160, Math.min(720, avail - Math.max(left, top)));
-    const s = size / Math.max(m.rows, m.cols);
+    const left = Math.min(90 * k, 12 + 7 * k * chars(rl.length ? rl : [m.rows - 1]));
+    const top = Math.min(90 * k, 12 + 7 * k * chars(cl.length ? cl : [m.cols - 1]));
+    const room = overlay.room(); // the part of the screen the page's controls leave free
+    const s = Math.max(2, Math.min(720 / Math.max(m.rows, m.cols), (room.w - left - 8) / m.cols, (room.h - top - 8) / m.rows));
     zLayout = { x0: left, y0: top, s, m };
     const w = left + m.cols * s + 8, h = top + m.rows * s + 8;
     const ctx = fitCanvas(zCanvas, w, h);
     ctx.clearRect(0, 0, w, h);
     paintMap(ctx, m.data, m.offset, m.rows, m.cols, left, top, m.cols * s, m.rows * s, paintOpts(m));
     outline(ctx, left, top, s, m);
-    const font = Math.max(8, Math.min(13, s * 0.8));
+    const font = Math.max(8, Math.min(13 * k, s * 0.8));
     ctx.font = `${font}px system-ui, "Noto Sans CJK SC", sans-serif`;
     ctx.textBaseline = 'middle';
     const color = getComputedStyle(el).color;
@@ -291,16 +231,15 @@ export function mapGrid(el, opts = {}) {
 
   function openZoom(group, map) {
     zoomed = { group, map };
-    zoom.hidden = false;
+    overlay.show();
     drawZoom();
     drawGrid();
-    zClose.focus();
     onSelect?.({ group, map });
   }
   function closeZoom() {
     if (!zoomed) return;
     zoomed = null;
-    zoom.hidden = true;
+    overlay.hide();
     drawGrid();
     onSelect?.(null);
   }
@@ -367,14 +306,13 @@ export function mapGrid(el, opts = {}) {
     report(h);
   });
   zCanvas.addEventListener('mouseleave', () => { tip.hidden = true; report(null); });
-  zClose.onclick = closeZoom;
-  zoom.addEventListener('click', (ev) => { if (ev.target === zoom) closeZoom(); });
-  document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && zoomed) closeZoom(); });
-  new ResizeObserver(() => { measure(); drawGrid(); }).observe(el);
+  const restyle = () => { measure(); drawGrid(); drawZoom(); };
+  new ResizeObserver(restyle).observe(el);
+  new MutationObserver(restyle).observe(document.body, { attributes: true, attributeFilter: ['class'] }); // presenter mode on/off
 
   const relabel = () => {
     box = null;
-    zClose.setAttribute('aria-label', t('mg.close'));
+    overlay.relabel();
     drawGrid();
     drawZoom();
   };
