@@ -7,6 +7,8 @@ import { ensureCss } from './core/css.js';
 import { addStrings, currentLang, lang, t } from './core/i18n.js';
 import { storeKey } from './core/url.js';
 
+ensureCss('/css/presenter.css'); // before the view draws: its canvases read the sizes
+
 addStrings({
   en: {
     'link.unknown': 'This link has settings the lab does not know, so they were ignored: {keys}. The lab runs without them.',

@@ -1,0 +1,120 @@
+"""Presenter mode (?present=1) at 1280 × 720, the projector a teacher uses: the gpt lab's
+attention panel (tokens, grid, explanation, candidates and facts) fits the screen unclipped,
+text in the picture is at least 18 px, the attention grid's canvas labels are drawn at 18 px
+too, the page is never wider than the screen and what is below the fold scrolls into view
+(nothing is cut off). Also attention-variants and real-llm; en and zh."""
+
+import pytest
+
+from tests.conftest import screenshot
+
+pytestmark = pytest.mark.browser
+
+VIEWPORT = {"width": 1280, "height": 720}
+READY = "() => window.shaomai && window.shaomai.store.get('role') === 'driver'"
+
+# Every canvas fillText's font size (px), per canvas class: the labels a canvas draws.
+RECORD_FONTS = """
+const fill = CanvasRenderingContext2D.prototype.fillText;
+window.canvasFonts = {};
+CanvasRenderingContext2D.prototype.fillText = function (...args) {
+  const key = this.canvas.className || 'canvas';
+  const px = parseFloat(/([\\d.]+)px/.exec(this.font)[1]);
+  (window.canvasFonts[key] = window.canvasFonts[key] || []).push(px);
+  return fill.apply(this, args);
+};
+"""
+
+# Visible text in the view: its size, and whether an ancestor inside the view cuts it off.
+TEXT = """() => {
+  const view = document.querySelector('#view'), small = [], clipped = [];
+  for (const el of view.querySelectorAll('*')) {
+    if (el.closest('svg, .sr-only, [hidden]') || !el.getClientRects().length) continue;
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own) continue;
+    const size = parseFloat(getComputedStyle(el).fontSize), r = el.getBoundingClientRect();
+    if (size < 17.9) small.push(`${el.tagName}.${el.className}: ${size}px "${el.textContent.trim().slice(0, 30)}"`);
+    for (let a = el.parentElement; a && a !== view; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.overflowY === 'visible' && s.overflowX === 'visible') continue;
+      if (s.overflowY === 'auto' || s.overflowY === 'scroll') break;  // it scrolls into view
+      const b = a.getBoundingClientRect();
+      if (r.bottom > b.bottom + 1 || r.right > b.right + 1) clipped.push(`${el.className || el.tagName} "${el.textContent.trim().slice(0, 30)}" in ${a.className}`);
+      break;
+    }
+  }
+  const vs = getComputedStyle(view);
+  return {small, clipped, scrolls: view.scrollHeight <= view.clientHeight + 1 || vs.overflowY === 'auto',
+          width: document.documentElement.scrollWidth};
+}"""
+
+
+def open_present(browser, base, lab, lang):
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    pg.add_init_script(RECORD_FONTS)
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(f"{base}/lab.html?lab={lab}&lang={lang}&present=1")
+    pg.wait_for_function(READY)
+    pg.wait_for_function("() => document.body.classList.contains('present')")
+    return context, pg, errors
+
+
+def readable_and_whole(pg):
+    info = pg.evaluate(TEXT)
+    assert info["width"] <= VIEWPORT["width"], info["width"]
+    assert not info["small"], info["small"][:8]
+    assert not info["clipped"], info["clipped"][:8]
+    assert info["scrolls"]  # what is below the fold can be reached
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_gpt_presenter_fits_720p_and_reads_from_the_back(live_server, browser, lang):
+    context, pg, errors = open_present(browser, live_server, "gpt", lang)
+    try:
+        pg.wait_for_function("() => document.querySelector('#view').dataset.step !== undefined")
+        pg.wait_for_function("() => document.querySelector('.gpt-explain').textContent")
+        readable_and_whole(pg)
+        # The attention panel, its side column (candidates, facts) and its explanation are on
+        # the screen at once, between the toolbar and the timeline.
+        fit = pg.evaluate("""() => {
+          const view = document.querySelector('#view').getBoundingClientRect();
+          const panel = document.querySelector('.gpt-view .dash-pictures .panel').getBoundingClientRect();
+          const parts = ['.gpt-attn-side .readout', '.gpt-measured', '.gpt-explain', '.token-strip', '.attn-main']
+            .map((s) => document.querySelector(s).getBoundingClientRect());
+          return {view: [view.top, view.bottom], panel: [panel.top, panel.bottom],
+                  inside: parts.every((r) => r.top >= view.top - 1 && r.bottom <= view.bottom + 1)}; }""")
+        assert fit["inside"], fit
+        assert fit["panel"][1] <= fit["view"][1] + 1, fit
+        fonts = pg.evaluate("() => window.canvasFonts['mg-main attn-main'] || []")
+        assert fonts and min(fonts) >= 18, fonts[:10]  # L0, H0...: canvas labels scaled
+        chip = pg.evaluate(
+            "() => parseFloat(getComputedStyle(document.querySelector('.token-strip .tok')).fontSize)"
+        )
+        assert chip >= 18
+        screenshot(pg, f"presenter-gpt-{lang}")
+        # Out of presenter mode (p): the labels go back to their desktop size.
+        pg.keyboard.press("p")
+        pg.wait_for_function("() => !document.body.classList.contains('present')")
+        pg.evaluate("() => { window.canvasFonts = {}; }")
+        pg.click("[data-act=step]")
+        pg.wait_for_function("() => (window.canvasFonts['mg-main attn-main'] || []).length")
+        assert max(pg.evaluate("() => window.canvasFonts['mg-main attn-main']")) < 18
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lab", ["attention-variants", "real-llm"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_other_attention_labs_in_presenter_mode(live_server, browser, lab, lang):
+    context, pg, errors = open_present(browser, live_server, lab, lang)
+    try:
+        pg.wait_for_function("() => document.querySelector('#view .panel h3')")
+        pg.evaluate("() => document.fonts.ready.then(() => true)")
+        readable_and_whole(pg)
+        screenshot(pg, f"presenter-{lab}-{lang}")
+        assert not errors, errors
+    finally:
+        context.close()
