@@ -23,7 +23,12 @@ def exercise(page, base: str, lab: dict) -> str:
     """Open the lab, press play (a lab that does not train: its view's first button)."""
     page.goto(f"{base}/lab.html?lab={lab['id']}&lang=en")
     page.wait_for_function(READY, timeout=20_000)
-    if lab.get("trains"):
+    # Play where the catalog says it does something (a condition: on the default params).
+    plays = lab.get("plays", True)
+    if isinstance(plays, dict):
+        props = lab["schema"]["properties"]
+        plays = all(props[k].get("default") == v for k, v in plays.items())
+    if lab.get("trains") and plays:
         page.wait_for_function(DRAWN, timeout=20_000)  # the first frame, before play
         before = page.evaluate("() => window.shaomai.store.get('shownStep')")
         page.click("[data-act=play]")
