@@ -19,10 +19,8 @@ from backend.sessions import Session
 from backend.store import RunStore
 
 log = logging.getLogger("shaomai.sessions")
-SHUTDOWN_AUTOSAVE_S = 5.0
-CLASS_AWAY_S = (
-    12 * 3600.0
-)  # a class saved this recently waits for its restore (a school day)  # a graceful stop autosaves sessions for at most this long
+SHUTDOWN_AUTOSAVE_S = 5.0  # a graceful stop autosaves sessions for at most this long
+CLASS_AWAY_S = 12 * 3600.0  # a class saved this recently waits for its restore (a school day)
 
 
 def _warm_up() -> None:

@@ -22,6 +22,7 @@ on the MLP, mini-batches of `batch_size` instead of the whole training split.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Literal
 
@@ -80,8 +81,11 @@ TORCH_CLASSES = {
 }
 
 
+@functools.cache
 def torch_defaults() -> dict[str, dict[str, Any]]:
-    """Each torch optimizer class's own defaults, read from torch (not written down here)."""
+    """Each torch optimizer class's own defaults, read from torch (not written down here).
+    On first use, not at import: an optimizer's first construction imports torch._dynamo,
+    ~1.7 s that the server's start would wait for (the warm-up does it in the background)."""
     p = [nn.Parameter(torch.zeros(1))]
     out = {}
     for name, cls in (("SGD", torch.optim.SGD), ("RMSprop", torch.optim.RMSprop)):
@@ -322,7 +326,7 @@ class OptimizersLab(TrainingLab):
             "noise": p.noise,
             "t": self.t,
             "max_steps": p.steps,
-            "torch_defaults": TORCH_DEFAULTS,
+            "torch_defaults": torch_defaults(),
             "tuned": TUNED[p.surface],
         }
         if self.is_mlp:
@@ -355,6 +359,3 @@ class OptimizersLab(TrainingLab):
     def load_lab_state(self, state: dict[str, Any]) -> None:
         self.first = {int(k): (v[0], v[1]) for k, v in state.get("first", {}).items()}
         self.last = {int(k): (v[0], v[1]) for k, v in state.get("last", {}).items()}
-
-
-TORCH_DEFAULTS = torch_defaults()

@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from backend.labs.optimizers import LABELS, OPTIMIZERS, TORCH_DEFAULTS, OptimizersLab, Params
+from backend.labs.optimizers import LABELS, OPTIMIZERS, OptimizersLab, Params, torch_defaults
 from tests.wsutil import frames, open_lab, recv_until, scalar_rows, send, step
 
 CPU = torch.device("cpu")
@@ -26,7 +26,7 @@ def point(lab: OptimizersLab, i: int) -> list[float]:
 
 
 def test_torch_adam_defaults_read_from_torch():
-    assert TORCH_DEFAULTS["Adam"] == {"lr": 1e-3, "betas": [0.9, 0.999], "eps": 1e-8}
+    assert torch_defaults()["Adam"] == {"lr": 1e-3, "betas": [0.9, 0.999], "eps": 1e-8}
     lab = make(lr_mode="torch")
     group = lab.arm_list[ADAM].optimizer.param_groups[0]
     assert isinstance(lab.arm_list[ADAM].optimizer, torch.optim.Adam)
