@@ -62,6 +62,16 @@ def test_regularization_studies_in_chinese(live_server, page):
         "() => document.querySelector('.dash-chart .chart').data.map((tr) => tr.name)"
     )
     assert names[:3] == ["b=8", "b=32", "b=128"]
+    # Every chart's step axis reads in Chinese (the held-out chart had its own "step").
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].some((c) => c.layout"
+        " && c.layout.xaxis && c.layout.xaxis.title && c.layout.xaxis.title.text === '步')"
+    )
+    english = page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].filter((c) => c.layout"
+        " && c.layout.xaxis && c.layout.xaxis.title && c.layout.xaxis.title.text === 'step').length"
+    )
+    assert english == 0
     page.wait_for_timeout(700)
     screenshot(page, "regularization-zh")
     page.set_viewport_size({"width": 390, "height": 844})

@@ -142,11 +142,11 @@ export default function mount(root, ctx) {
         marks[k].text.push(t(k === 'best' ? 'reg.best' : 'reg.stop', { arm: a.label }));
       }
     });
-    data.push({ type: 'scatter', mode: 'markers', name: '◆', x: marks.best.x, y: marks.best.y, text: marks.best.text, hovertemplate: '%{text}: step %{x}, %{y:.3f}<extra></extra>', marker: { symbol: 'diamond', size: 12, color: marks.best.color, line: { color: '#222', width: 1 } }, showlegend: false });
-    data.push({ type: 'scatter', mode: 'markers', name: '✕', x: marks.stop.x, y: marks.stop.y, text: marks.stop.text, hovertemplate: '%{text}: step %{x}, %{y:.3f}<extra></extra>', marker: { symbol: 'x', size: 11, color: marks.stop.color }, showlegend: false });
+    data.push({ type: 'scatter', mode: 'markers', name: '◆', x: marks.best.x, y: marks.best.y, text: marks.best.text, hovertemplate: `%{text}: ${t('axis_step')} %{x}, %{y:.3f}<extra></extra>`, marker: { symbol: 'diamond', size: 12, color: marks.best.color, line: { color: '#222', width: 1 } }, showlegend: false });
+    data.push({ type: 'scatter', mode: 'markers', name: '✕', x: marks.stop.x, y: marks.stop.y, text: marks.stop.text, hovertemplate: `%{text}: ${t('axis_step')} %{x}, %{y:.3f}<extra></extra>`, marker: { symbol: 'x', size: 11, color: marks.stop.color }, showlegend: false });
     pVal.chart.dataset.best = marks.best.x.join(',');
     pVal.chart.dataset.stop = marks.stop.x.join(',');
-    const layout = baseLayout({ xaxis: { title: { text: 'step' } }, yaxis: { title: { text: t('reg.val_y') } }, legend: { orientation: 'h', y: 1.12 } });
+    const layout = baseLayout({ xaxis: { title: { text: t('axis_step') } }, yaxis: { title: { text: t('reg.val_y') } }, legend: { orientation: 'h', y: 1.12 } });
     whenPlotly((P) => P.react(pVal.chart, data, layout, CONFIG));
   }
 
