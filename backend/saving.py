@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import time
 
 from backend import protocol, wire
 from backend.admission import SessionError
 from backend.manager import SessionManager
 from backend.sessions import Session
-from backend.store import RunStore, RunTooLarge, SavedRun, hash_token, pack_weights, unpack_weights
+from backend.store import (
+    RunStore,
+    RunTooLarge,
+    SavedRun,
+    hash_token,
+    pack_weights,
+    token_matches,
+    unpack_weights,
+)
 
 
 def default_name(lab: str, step: int) -> str:
@@ -85,9 +92,6 @@ async def open_saved(
         kept=[protocol.KeptRun.model_validate(k) for k in run.kept],
     )
     s.read_only = mode == "replay"
-    drove_it = bool(token and run.token_hash) and hmac.compare_digest(
-        run.token_hash, hash_token(token or "")
-    )
-    if mode == "resume" and run.class_code and drove_it:
+    if mode == "resume" and run.class_code and token_matches(run.token_hash, token):
         sessions.reclaim_code(s, run.class_code)
     return s

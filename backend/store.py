@@ -127,6 +127,11 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def token_matches(token_hash: str, token: str | None) -> bool:
+    """`token` is the driver token whose hash was stored ("" stored: nobody's)."""
+    return bool(token_hash and token) and hmac.compare_digest(token_hash, hash_token(token))
+
+
 def pack_weights(state_dict: dict[str, Any]) -> bytes:
     """A lab's state_dict -> bytes (torch's zip format; tensors, numbers, lists and dicts)."""
     buf = io.BytesIO()
@@ -333,7 +338,7 @@ class RunStore:
             raise ValueError(f"name: longer than {MAX_NAME_CHARS} characters")
         with self._lock:
             row = self._db.execute("SELECT token_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None or not row[0] or not hmac.compare_digest(row[0], hash_token(token)):
+            if row is None or not token_matches(row[0], token):
                 return False
             with self._transaction():
                 self._db.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id))
@@ -387,7 +392,7 @@ class RunStore:
         """Delete if `token` is the driver token that saved it; False if not (or no such run)."""
         with self._lock:
             row = self._db.execute("SELECT token_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None or not row[0] or not hmac.compare_digest(row[0], hash_token(token)):
+            if row is None or not token_matches(row[0], token):
                 return False
             with self._transaction():
                 self._db.execute("DELETE FROM frames WHERE run_id = ?", (run_id,))

@@ -117,14 +117,9 @@ async function main() {
   const bar = controls($('#controls'), { onAction: (action, extra) => client.control(action, extra) });
   // One rule for play/step: the lab's catalog `plays` (true; false: a step only redraws what
   // every change already draws; or a condition on the params, e.g. {mode: 'fit'}).
-  const noPlay = Object.assign(document.createElement('span'), { className: 'no-play', hidden: true });
-  noPlay.dataset.i18n = 'no_play';
-  bar.el.prepend(noPlay);
   const showPlay = () => {
     const c = info.plays ?? true;
-    const on = c && typeof c === 'object' ? Object.entries(c).every(([k, v]) => store.get('params')[k] === v) : c !== false;
-    for (const a of ['play', 'step', 'step10', 'speed']) bar.el.querySelector(`[data-act=${a}]`).closest('button, label').hidden = !on;
-    noPlay.hidden = on;
+    bar.setPlays(c && typeof c === 'object' ? Object.entries(c).every(([k, v]) => store.get('params')[k] === v) : c !== false);
   };
   store.on('params', showPlay);
   showPlay();

@@ -15,6 +15,9 @@ export function controls(el, { onAction }) {
       <select data-act="speed">${SPEEDS.map((s) => `<option value="${s}">${s}</option>`).join('')}</select>
       <span data-i18n="steps_per_s"></span></label>
     <span class="state" aria-live="polite"></span>`;
+  const noPlay = Object.assign(document.createElement('span'), { className: 'no-play', hidden: true });
+  noPlay.dataset.i18n = 'no_play';
+  el.prepend(noPlay);
   const play = el.querySelector('[data-act=play]');
   const speed = el.querySelector('[data-act=speed]');
   const stateEl = el.querySelector('.state');
@@ -39,6 +42,12 @@ export function controls(el, { onAction }) {
       render();
       stateEl.textContent = `${t(`state_${s}`)} · ${t('step_n', { step })}`;
       stateEl.dataset.state = s;
+    },
+    /** Play, step and speed only where they do something (the lab's catalog `plays`);
+     *  elsewhere a line says there is nothing to play. */
+    setPlays(on) {
+      for (const a of ['play', 'step', 'step10', 'speed']) el.querySelector(`[data-act=${a}]`).closest('button, label').hidden = !on;
+      noPlay.hidden = on;
     },
     setReadOnly(ro) { for (const b of el.querySelectorAll('button, select')) b.disabled = ro; },
     get speed() { return Number(speed.value); },
