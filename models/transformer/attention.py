@@ -222,7 +222,8 @@ class CrossAttention(AttentionCore):
         if cfg.qk_norm:
             self.q_norm, self.k_norm = make_norm(cfg, dh), make_norm(cfg, dh)
 
-    def forward(self, x: Tensor, memory: Tensor) -> Tensor:
+    def forward(self, x: Tensor, memory: Tensor, memory_mask: Tensor | None = None) -> Tensor:
+        """memory_mask [B, S] bool, True for real memory positions (a padded source batch)."""
         B, T, _ = x.shape
         S = memory.shape[1]
         H, Hkv, dh = self.n_heads, self.n_kv_heads, self.d_head
@@ -230,5 +231,6 @@ class CrossAttention(AttentionCore):
         k, v = self.kv(memory).view(B, S, 2 * Hkv, dh).transpose(1, 2).split(Hkv, dim=1)
         if self.qk_norm:  # k, v: [B, Hkv, S, dh]
             q, k = self.q_norm(q), self.k_norm(k)
-        z = self.mix(self.hook_q(q), self.hook_k(k), self.hook_v(v), 0)  # [B, H, T, dh]
+        q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
+        z = self.mix(q, k, v, 0, memory_mask)  # [B, H, T, dh]
         return self.out(z.transpose(1, 2).contiguous().view(B, T, H * dh))  # [B, T, d_model]

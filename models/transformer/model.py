@@ -81,13 +81,14 @@ class Block(nn.Module):
         shared: dict | None = None,
         memory: Tensor | None = None,
         key_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
     ) -> Tensor:
         x = self.hook_resid_pre(x)
         kw = {} if key_mask is None else {"key_mask": key_mask}
         h = self.drop(self.attn(self._in(x, self.ln1), t_past, cache, shared, **kw))
         x = self.hook_resid_mid(self._out(x, h, self.ln1, self.ln1_post))
         if self.cross_attn is not None:
-            h = self.drop(self.cross_attn(self._in(x, self.ln_cross), memory))
+            h = self.drop(self.cross_attn(self._in(x, self.ln_cross), memory, memory_mask))
             x = self.hook_resid_cross(self._out(x, h, self.ln_cross, self.ln_cross_post))
         h = self.mlp(self._in(x, self.ln2))
         return self.hook_resid_post(self._out(x, h, self.ln2, self.ln2_post))  # [B, T, d_model]
@@ -160,12 +161,14 @@ class Transformer(nn.Module):
         memory: Tensor | None = None,
         key_mask: Tensor | None = None,
         token_types: Tensor | None = None,
+        memory_mask: Tensor | None = None,
     ) -> Tensor:
         """idx [B, T] -> the final (normalised) stream [B, T, d_model]: an encoder's memory.
 
         key_mask [B, S] (S = cached + new positions), True for real tokens: padding is never
         attended to (a padded batch of sentences, as BERT's attention_mask). token_types
-        [B, T] (models with `n_token_types`; default all 0: segment A).
+        [B, T] (models with `n_token_types`; default all 0: segment A). memory_mask [B, S]:
+        the same for an encoder's memory (cross-attention never reads its padding).
         """
         B, T = idx.shape
         t_past = cache.rows if cache is not None else 0
@@ -187,7 +190,7 @@ class Transformer(nn.Module):
         x = self.drop(x)
         shared = {} if self.cfg.kv_share > 1 else None  # CLA: owners' K/V for later layers
         for block in self.blocks:
-            x = block(x, t_past, cache, shared, memory, key_mask)
+            x = block(x, t_past, cache, shared, memory, key_mask, memory_mask)
         return self.ln_final(x)
 
     def forward(
@@ -197,14 +200,15 @@ class Transformer(nn.Module):
         memory: Tensor | None = None,
         key_mask: Tensor | None = None,
         token_types: Tensor | None = None,
+        memory_mask: Tensor | None = None,
     ) -> Tensor:
         """idx [B, T] token ids -> logits [B, T, d_vocab].
 
         With a cache, idx holds only the new tokens; they sit at positions cache.rows..,
-        and their keys/values (MLA: latents) are appended to the cache. key_mask and
-        token_types: see `hidden`.
+        and their keys/values (MLA: latents) are appended to the cache. key_mask,
+        token_types and memory_mask: see `hidden`.
         """
-        x = self.hidden(idx, cache, memory, key_mask, token_types)
+        x = self.hidden(idx, cache, memory, key_mask, token_types, memory_mask)
         return self.hook_logits(self.unembed(x))  # [B, T, V]
 
     def new_cache(self) -> KVCache:
