@@ -88,6 +88,22 @@ def test_whh_scale_multiplies_the_initial_recurrent_matrix():
     torch.testing.assert_close(b.W_xh, a.W_xh)
 
 
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_keep_bias_shifts_only_the_keeping_gate(kind):
+    torch.manual_seed(5)
+    a = Recurrent(RecurrentConfig(kind, D, H))
+    torch.manual_seed(5)
+    b = Recurrent(RecurrentConfig(kind, D, H, keep_bias=3.0))
+    shift = torch.zeros_like(a.b_xh)
+    shift[H : 2 * H] = 3.0
+    torch.testing.assert_close(b.b_xh, a.b_xh + shift)
+    x = torch.randn(B, T, D)
+    name = "hook_forget_gate" if kind == "lstm" else "hook_update_gate"
+    with capture(b, name) as store:
+        b(x)
+    assert store[name].mean() > 0.9  # σ(3 ± small) ≈ 0.95: the cell starts out keeping
+
+
 def test_sigmoid_rnn_state_is_the_formula():
     cfg = RecurrentConfig("rnn", D, H, activation="sigmoid")
     m = Recurrent(cfg)
