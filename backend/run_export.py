@@ -29,7 +29,7 @@ from pydantic import (
 
 from backend import wire
 from backend.protocol import KEPT_MAX_ROWS, KEPT_MAX_RUNS
-from backend.store import (
+from backend.saved_run import (
     LAB_ID,
     MAX_NAME_CHARS,
     MAX_RUN_BYTES,

@@ -8,9 +8,7 @@ import time
 from backend import protocol, wire
 from backend.admission import SessionError
 from backend.manager import SessionManager
-from backend.sessions import Session
-from backend.store import (
-    RunStore,
+from backend.saved_run import (
     RunTooLarge,
     SavedRun,
     hash_token,
@@ -18,6 +16,8 @@ from backend.store import (
     token_matches,
     unpack_weights,
 )
+from backend.sessions import Session
+from backend.store import RunStore
 
 
 def default_name(lab: str, step: int) -> str:

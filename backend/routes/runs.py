@@ -24,8 +24,9 @@ from backend.labs import REGISTRY
 from backend.protocol import valid_session_id
 from backend.routes.problems import problem
 from backend.run_export import RunFile, export_json, import_json, parse_json
+from backend.saved_run import LAB_ID, MAX_NAME_CHARS, RunTooLarge, SavedRun, hash_token
 from backend.saving import snapshot_run
-from backend.store import LAB_ID, MAX_NAME_CHARS, RunStore, RunTooLarge, SavedRun, hash_token
+from backend.store import RunStore
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 

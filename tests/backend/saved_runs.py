@@ -9,7 +9,7 @@ import torch
 
 from backend import wire
 from backend.labs import REGISTRY, load_all
-from backend.store import SavedRun, hash_token, pack_weights
+from backend.saved_run import SavedRun, hash_token, pack_weights
 
 LAB = "linear-regression"
 TOKEN = "driver-token-for-tests"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import websockets
 
-from backend.store import hash_token
+from backend.saved_run import hash_token
 from tests.conftest import start_server, stop_server
 from tests.wsutil import open_lab, recv, recv_until, send, step  # every wait has a deadline
 

@@ -13,7 +13,8 @@ from backend.config import Settings
 from backend.labs import load_all
 from backend.routes import runs
 from backend.run_export import export_json, import_json
-from backend.store import RunStore, hash_token
+from backend.saved_run import hash_token
+from backend.store import RunStore
 from tests.backend.saved_runs import TOKEN, make_run, same_run
 
 

@@ -19,14 +19,8 @@ import torch
 from backend import wire
 from backend.labs import REGISTRY
 from backend.run_export import export_json, import_json, parse_json
-from backend.store import (
-    RunStore,
-    RunTooLarge,
-    StoreError,
-    hash_token,
-    pack_weights,
-    unpack_weights,
-)
+from backend.saved_run import RunTooLarge, hash_token, pack_weights, unpack_weights
+from backend.store import RunStore, StoreError
 from tests.backend.saved_runs import TOKEN, make_run, same_run, same_scalars
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -28,7 +28,8 @@ WRITER = textwrap.dedent(
     f"""
     import random, sys, time
     from pathlib import Path
-    from backend.store import RunStore, SavedRun
+    from backend.store import RunStore
+    from backend.saved_run import SavedRun
 
     def run(k):
         rng = random.Random(k)
