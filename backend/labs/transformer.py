@@ -56,6 +56,7 @@ RECIPE = {"d_model": 512, "warmup": 4000, "steps": 20_000}
 # RTX 5090 and the validation loss, which is label-smoothed.
 REPORTED = {"hand": {"hours": 22, "val_loss": 2.8955}, "torch_qk": {"val_loss": 2.8777}}
 TIMELINE_MB = 64.0
+BANNED = (PAD, BOS)  # never a target: never written
 SLACK = 2  # decoder positions beyond the longest target: a wrong output may run on
 LS_EXAMPLE = (2.0, 0.5, 0.3, -1.0)  # 4-class logits for the smoothing table, target 0
 
@@ -324,7 +325,7 @@ class TransformerLab(TrainingLab):
         src = torch.tensor([src_ids], device=self.device)
         model.eval()
         try:
-            out_ids, _ = greedy(model, src, self.cfg.decoder.n_ctx, BOS, EOS)
+            out_ids, _ = greedy(model, src, self.cfg.decoder.n_ctx, BOS, EOS, BANNED)
         finally:
             model.train()
         tensors = self._maps(model, src_ids, out_ids)
@@ -390,8 +391,8 @@ class TransformerLab(TrainingLab):
         max_len = self.cfg.decoder.n_ctx
         model.eval()
         try:
-            g_ids, g_logps = greedy(model, src, max_len, BOS, EOS)
-            beams = beam_search(model, src, max_len, BOS, EOS, inp.width, inp.alpha)
+            g_ids, g_logps = greedy(model, src, max_len, BOS, EOS, BANNED)
+            beams = beam_search(model, src, max_len, BOS, EOS, inp.width, inp.alpha, BANNED)
         finally:
             model.train()
         best = list(beams[0].ids)

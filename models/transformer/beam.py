@@ -7,6 +7,7 @@ lp(L) = ((5 + L) / 6)^α (|y| counts eos). α = 0 ranks by raw log-probability, 
 short outputs (every token adds a negative number); larger α lets longer ones win. The search
 stops once `width` hypotheses have finished, or at max_len (the unfinished are then scored as
 they are). The memory is encoded once; the tiny decoder recomputes each prefix (no cache).
+`banned` tokens (pad, bos: never a target) are never written.
 """
 
 from __future__ import annotations
@@ -31,9 +32,20 @@ class Hypothesis:
     finished: bool
 
 
+def _ban(logits: Tensor, banned: tuple[int, ...]) -> Tensor:
+    if not banned:
+        return logits
+    return logits.index_fill(-1, torch.tensor(banned, device=logits.device), float("-inf"))
+
+
 @torch.no_grad()
 def greedy(
-    model: EncoderDecoder, src: Tensor, max_len: int, bos: int, eos: int
+    model: EncoderDecoder,
+    src: Tensor,
+    max_len: int,
+    bos: int,
+    eos: int,
+    banned: tuple[int, ...] = (),
 ) -> tuple[list[int], list[float]]:
     """src [1, S] -> (tokens until and with eos, each token's log-probability)."""
     memory, mask = model.encode(src)
@@ -41,7 +53,7 @@ def greedy(
     logps: list[float] = []
     for _ in range(max_len):
         tgt = torch.tensor([[bos, *ids]], device=src.device)  # [1, t]
-        logp = model.decode(tgt, memory, mask)[0, -1].log_softmax(-1)  # [V]
+        logp = _ban(model.decode(tgt, memory, mask)[0, -1], banned).log_softmax(-1)  # [V]
         tok = int(logp.argmax())
         ids.append(tok)
         logps.append(float(logp[tok]))
@@ -59,6 +71,7 @@ def beam_search(
     eos: int,
     width: int = 4,
     alpha: float = 0.6,
+    banned: tuple[int, ...] = (),
 ) -> list[Hypothesis]:
     """src [1, S] -> up to `width` hypotheses, best score first."""
     memory, mask = model.encode(src)
@@ -68,7 +81,8 @@ def beam_search(
         n = len(alive)
         tgt = torch.tensor([[bos, *ids] for ids, _ in alive], device=src.device)  # [n, t]
         mem = memory.expand(n, -1, -1)  # [n, S, d_model]
-        logp = model.decode(tgt, mem, mask.expand(n, -1))[:, -1].log_softmax(-1)  # [n, V]
+        logits = model.decode(tgt, mem, mask.expand(n, -1))[:, -1]  # [n, V]
+        logp = _ban(logits, banned).log_softmax(-1)
         total = logp + torch.tensor([lp for _, lp in alive], device=logp.device)[:, None]
         top = total.flatten().topk(min(2 * width, total.numel()))  # room for eos endings
         vocab = logp.shape[-1]

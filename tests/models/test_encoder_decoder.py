@@ -205,3 +205,7 @@ def test_beam_search_scores_with_the_length_penalty_and_width_one_is_greedy():
         0
     ].logprob / length_penalty(len(g_ids), 0.6)
     assert length_penalty(1, 0.6) == pytest.approx(1.0)
+    # pad and bos are never targets: with them banned, neither search writes them
+    ids, _ = greedy(model, src, 8, BOS, EOS, (PAD, BOS))
+    hyps = beam_search(model, src, 8, BOS, EOS, 4, 0.6, (PAD, BOS))
+    assert not {PAD, BOS} & {*ids, *(i for h in hyps for i in h.ids)}
