@@ -1,7 +1,7 @@
 """A small GRU encoder-decoder, with one context vector or with Bahdanau attention.
 
-The encoder reads the source left to right (`nn.GRU`). Without attention the decoder sees
-only the encoder's last state: it starts from it and reads it again at every step (the
+The encoder reads the source both ways (a bidirectional `nn.GRU`). Without attention the decoder sees
+only the encoder's last states: it starts from them and reads it again at every step (the
 single context vector, Cho et al. 2014). With attention (Bahdanau et al. 2015, additive)
 every decoder step scores every encoder state, e_ij = vᵀ tanh(W s_{i-1} + U h_j), and reads
 their softmax-weighted sum instead. Both arms are otherwise the same module, so a lab that
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from models.hooks import HookPoint
 
@@ -27,12 +28,16 @@ from models.hooks import HookPoint
 class Seq2SeqConfig:
     d_vocab: int  # source and target share one vocabulary (ids from models.data.seq2seq_tasks)
     d_emb: int = 32
-    d_hidden: int = 64  # the context vector's size: everything the bottleneck may carry
+    d_hidden: int = 64  # the context vector's size (two directions of d_hidden/2): even
     attention: bool = False  # False: one context vector; True: Bahdanau additive attention
     d_attn: int = 64  # width of the additive scorer's tanh layer
     pad_id: int = 0
     bos_id: int = 1
     eos_id: int = 2
+
+    def __post_init__(self) -> None:
+        if self.d_hidden % 2:
+            raise ValueError(f"d_hidden splits into two directions: even, got {self.d_hidden}")
 
     def replace(self, **changes) -> Seq2SeqConfig:
         return type(self)(**{**self.__dict__, **changes})
@@ -40,9 +45,10 @@ class Seq2SeqConfig:
     def param_count(self) -> int:
         """Parameters of `Seq2Seq(self)`, from the config (a test checks it against torch)."""
         V, E, H, A = self.d_vocab, self.d_emb, self.d_hidden, self.d_attn
-        gru = lambda d_in: 3 * H * (d_in + H) + 2 * 3 * H  # noqa: E731  (W_ih, W_hh, two biases)
+        gru = lambda d_in, h: 3 * h * (d_in + h) + 2 * 3 * h  # noqa: E731  (W_ih, W_hh, biases)
         n = 2 * V * E  # source and target embeddings
-        n += gru(E) + gru(E + H)  # encoder GRU; decoder cell reads [embedding; context]
+        n += 2 * gru(E, H // 2)  # the encoder: two directions of H/2
+        n += gru(E + H, H)  # the decoder cell reads [embedding; context]
         n += (2 * H + E) * V + V  # output layer over [state; context; embedding]
         if self.attention:
             n += H * A + (H * A + A) + A  # U (keys, no bias), W (query, bias), v
@@ -55,7 +61,9 @@ class Seq2Seq(nn.Module):
         self.cfg = cfg
         V, E, H, A = cfg.d_vocab, cfg.d_emb, cfg.d_hidden, cfg.d_attn
         self.embed_src = nn.Embedding(V, E, padding_idx=cfg.pad_id)
-        self.encoder = nn.GRU(E, H, batch_first=True)
+        # Bidirectional, as Bahdanau's: state j is centred on character j (a left-to-right
+        # state has only read up to it, and attention learns to look one place late).
+        self.encoder = nn.GRU(E, H // 2, batch_first=True, bidirectional=True)
         self.embed_tgt = nn.Embedding(V, E, padding_idx=cfg.pad_id)
         if cfg.attention:
             self.attn_keys = nn.Linear(H, A, bias=False)  # U h_j, computed once per source
@@ -68,12 +76,16 @@ class Seq2Seq(nn.Module):
 
     # -- pieces ---------------------------------------------------------------------------
     def encode(self, src: Tensor, src_len: Tensor) -> tuple[Tensor, Tensor]:
-        """Encoder states [B, T_enc, H] and each source's last real state [B, H].
-
-        Sources are right-padded; a left-to-right GRU's state at position len-1 has read
-        nothing of the padding after it, so no packing is needed."""
-        states, _ = self.encoder(self.embed_src(src))  # [B, T_enc, H]
-        last = states[torch.arange(len(src), device=src.device), src_len - 1]  # [B, H]
+        """Encoder states [B, T_enc, H] and the context vector [B, H]: both directions'
+        last states (left to right after the last character, right to left after the
+        first). Packed, so a short source never reads its padding (the backward direction
+        would start in it)."""
+        packed = pack_padded_sequence(
+            self.embed_src(src), src_len.cpu(), batch_first=True, enforce_sorted=False
+        )
+        out, h_n = self.encoder(packed)  # h_n [2, B, H/2]: forward, backward
+        states, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
+        last = torch.cat([h_n[0], h_n[1]], -1)  # [B, H]
         return states, self.hook_context(last)
 
     def _keys(self, states: Tensor) -> Tensor | None:
