@@ -4,9 +4,11 @@ Greedy keeps the single most likely token each step. Beam search keeps the `widt
 partial translations by summed log-probability; a hypothesis that emits eos is finished
 and scored by GNMT's length penalty, score = log p(y) / lp(|y|) with
 lp(L) = ((5 + L) / 6)^α (|y| counts eos). α = 0 ranks by raw log-probability, which favours
-short outputs (every token adds a negative number); larger α lets longer ones win. The search
-stops once `width` hypotheses have finished, or at max_len (the unfinished are then scored as
-they are). The memory is encoded once; the tiny decoder recomputes each prefix (no cache).
+short outputs (every token adds a negative number); larger α lets longer ones win. An ending
+counts only when it ranks inside the beam (else a trail of unlikely early endings would fill
+the finished list and stop the search before the likely translation ends); the search stops
+once `width` hypotheses have finished, or at max_len (the unfinished are then scored as they
+are). The memory is encoded once; the tiny decoder recomputes each prefix (no cache).
 `banned` tokens (pad, bos: never a target) are never written.
 """
 
@@ -87,10 +89,15 @@ def beam_search(
         top = total.flatten().topk(min(2 * width, total.numel()))  # room for eos endings
         vocab = logp.shape[-1]
         nxt: list[tuple[tuple[int, ...], float]] = []
-        for value, flat in zip(top.values.tolist(), top.indices.tolist(), strict=True):
+        for rank, (value, flat) in enumerate(
+            zip(top.values.tolist(), top.indices.tolist(), strict=True)
+        ):
             ids = (*alive[flat // vocab][0], flat % vocab)
             if ids[-1] == eos:
-                done.append(Hypothesis(ids, value, value / length_penalty(len(ids), alpha), True))
+                if rank < width:  # only an ending that would be in the beam (fairseq's rule)
+                    done.append(
+                        Hypothesis(ids, value, value / length_penalty(len(ids), alpha), True)
+                    )
             elif len(nxt) < width:
                 nxt.append((ids, value))
         alive = nxt

@@ -69,3 +69,23 @@ def test_translate_a_phrase_greedy_and_beam_with_cross_attention(live_server, pa
     screenshot(page, f"transformer-{lang}-phone")
     page.locator(".tf-maps[data-key=infer]").scroll_into_view_if_needed()
     screenshot(page, f"transformer-{lang}-phone-maps")
+
+
+@pytest.mark.slow  # plays until the model translates the typed phrase (~a minute here)
+def test_play_then_read_the_typed_phrase_translated(live_server, page):
+    page.goto(f"{live_server}/lab.html?lab=transformer&lang=en")
+    page.wait_for_function(READY)
+    page.wait_for_function(FRAME)
+    translate(page, "three hundred twenty one", 0)  # the training pictures follow this phrase
+    page.click("[data-act=play]")
+    page.wait_for_function(
+        "() => document.querySelector('.tf-example').textContent.includes('→ 三百二十一 (')",
+        timeout=240_000,
+        polling=1000,
+    )
+    page.click("[data-act=play]")
+    translate(page, "three hundred twenty one", 1)
+    lines = page.inner_text(".tf-result")
+    assert "Greedy: 三百二十一" in lines and "0.6): 三百二十一" in lines, lines
+    assert cross_maps(page)["w"] > 0
+    screenshot(page, "transformer-en-learned")
