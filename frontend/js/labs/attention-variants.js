@@ -5,7 +5,7 @@
 // example, the MLA absorbed-vs-explicit check with its RoPE toggle, and every arm's
 // attention maps. Every number comes from the server; the page only draws.
 import { addStrings, pick, t } from '../core/i18n.js';
-import { setText } from '../core/dom.js';
+import { setText, el } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
@@ -105,12 +105,6 @@ export const lazyPlotly = true; // the tables and maps are DOM and canvas; curve
 const AGREE = 1e-4;
 const TRADE_MS = 400;
 
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 const num = (n) => Math.round(n).toLocaleString('en-US');
 const bytes = (b) => (b >= 1024 ? `${Number((b / 1024).toPrecision(4))} KiB` : `${num(b)} B`);
 

@@ -10,6 +10,7 @@ import { mapGrid } from '../components/mapGrid.js';
 import { matrixView } from '../components/matrixView.js';
 import { panel } from '../components/panel.js';
 import { probBars } from '../components/probBars.js';
+import { add } from '../core/dom.js';
 
 export const stylesheet = '/css/labs/cnn.css';
 
@@ -50,18 +51,11 @@ addStrings({
 
 const DIGITS = [...'0123456789'];
 const pct = (v) => `${(100 * v).toFixed(1)}%`;
-const el = (tag, cls, parent, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  if (parent) parent.append(e);
-  return e;
-};
 
 export default function mount(root, ctx) {
   const { t, store, setParams } = ctx;
   root.innerHTML = '';
-  const view = el('div', 'cnn-view', root);
+  const view = add(root, 'div', 'cnn-view');
   let last = null; // the last training frame
   let latest = {}; // each scalar's last value (accuracy is measured every eval_every steps)
   const many = () => !!(last && last.meta.arms && last.meta.arms.length > 1);
@@ -92,41 +86,41 @@ export default function mount(root, ctx) {
   });
   dash.panels[1].el.classList.add('cnn-acc');
   dash.panels[2].el.classList.add('cnn-gap');
-  const note = el('p', 'hint cnn-gap-note', dash.panels[2].el);
+  const note = add(dash.panels[2].el, 'p', 'hint cnn-gap-note');
   const pics = dash.picturesEl;
   dash.el.append(pics); // the curves first: a projector shows accuracy and its gap on top
 
   // -- draw a digit -------------------------------------------------------------------------
   const pDraw = panel(pics, 'cnn.draw', { chart: false, hint: 'cnn.draw_hint' });
   pDraw.el.classList.add('cnn-draw');
-  const drawRow = el('div', 'cnn-row', pDraw.body);
-  const padCol = el('div', 'cnn-col', drawRow);
+  const drawRow = add(pDraw.body, 'div', 'cnn-row');
+  const padCol = add(drawRow, 'div', 'cnn-col');
   let lastImage = null, lastInferAt = 0;
   const sendInfer = (image) => { if (store.get('role') !== 'driver') return; lastInferAt = performance.now(); ctx.infer({ image, fit: true }); };
   const pad = drawPad(padCol, { size: 224, grid: 32, lineWidth: 20, throttleMs: 120, ariaLabel: t('cnn.draw'), onDraw: (image) => { lastImage = image; sendInfer(image); } });
-  const clearBtn = el('button', '', padCol);
+  const clearBtn = add(padCol, 'button', '');
   clearBtn.type = 'button';
-  const seenCol = el('div', 'cnn-col', drawRow);
-  const seenCap = el('div', 'cnn-cap', seenCol);
-  const seen = mapGrid(el('div', 'cnn-seen', seenCol), { colormap: 'greys', range: [0, 16], maxCell: 120 });
-  const drawProbs = el('div', 'cnn-probs', drawRow);
-  const drawMaps = el('div', 'cnn-maps', pDraw.body);
+  const seenCol = add(drawRow, 'div', 'cnn-col');
+  const seenCap = add(seenCol, 'div', 'cnn-cap');
+  const seen = mapGrid(add(seenCol, 'div', 'cnn-seen'), { colormap: 'greys', range: [0, 16], maxCell: 120 });
+  const drawProbs = add(drawRow, 'div', 'cnn-probs');
+  const drawMaps = add(pDraw.body, 'div', 'cnn-maps');
   const drawnBars = [];
   const drawnGrids = [];
 
   // -- one test image -------------------------------------------------------------------------
   const pSample = panel(pics, 'cnn.sample', { chart: false });
   pSample.el.classList.add('cnn-sample');
-  const sRow = el('div', 'cnn-row', pSample.body);
-  const sCol = el('div', 'cnn-col', sRow);
-  const sampleGrid = mapGrid(el('div', 'cnn-seen', sCol), { colormap: 'greys', range: [0, 16], maxCell: 120 });
-  const sTools = el('div', 'cnn-tools', sCol);
-  const prevBtn = el('button', '', sTools);
-  const nextBtn = el('button', '', sTools);
+  const sRow = add(pSample.body, 'div', 'cnn-row');
+  const sCol = add(sRow, 'div', 'cnn-col');
+  const sampleGrid = mapGrid(add(sCol, 'div', 'cnn-seen'), { colormap: 'greys', range: [0, 16], maxCell: 120 });
+  const sTools = add(sCol, 'div', 'cnn-tools');
+  const prevBtn = add(sTools, 'button', '');
+  const nextBtn = add(sTools, 'button', '');
   prevBtn.type = nextBtn.type = 'button';
-  const sampleLabel = el('div', 'cnn-label', sCol);
-  const sampleProbs = el('div', 'cnn-probs', sRow);
-  const sampleMaps = el('div', 'cnn-maps', pSample.body);
+  const sampleLabel = add(sCol, 'div', 'cnn-label');
+  const sampleProbs = add(sRow, 'div', 'cnn-probs');
+  const sampleMaps = add(pSample.body, 'div', 'cnn-maps');
   const sampleBars = [];
   const sampleGrids = [];
   const move = (d) => {
@@ -140,20 +134,20 @@ export default function mount(root, ctx) {
   // -- kernels, confusion, templates ----------------------------------------------------------
   const pKern = panel(pics, 'cnn.kernels', { chart: false, hint: 'cnn.kernels_hint' });
   pKern.el.classList.add('cnn-kernels');
-  const kernBox = el('div', 'cnn-kern', pKern.body);
+  const kernBox = add(pKern.body, 'div', 'cnn-kern');
   const kernGrids = [];
   const pConf = panel(pics, null, { chart: false });
   pConf.el.classList.add('cnn-confusion');
   const confViews = [];
   const pTpl = panel(pics, null, { chart: false });
   pTpl.el.classList.add('cnn-templates');
-  const tplCap = el('h3', '', pTpl.body);
-  const tplGrid = mapGrid(el('div', '', pTpl.body), { colormap: 'diverging', range: 'symmetric', columns: 10, maxCell: 48, minCell: 22 });
+  const tplCap = add(pTpl.body, 'h3', '');
+  const tplGrid = mapGrid(add(pTpl.body, 'div', ''), { colormap: 'diverging', range: 'symmetric', columns: 10, maxCell: 48, minCell: 22 });
 
   /** Softmax bars per arm into `box` (reusing `list`), names from the arms. */
   function showProbs(box, list, tensors, label = null) {
     const n = many() ? last.meta.arms.length : 1;
-    while (list.length < n) { const col = el('div', 'cnn-col', box); const cap = el('div', 'cnn-cap', col); list.push({ col, cap, bars: probBars(el('div', '', col), { max: 10 }) }); }
+    while (list.length < n) { const col = add(box, 'div', 'cnn-col'); const cap = add(col, 'div', 'cnn-cap'); list.push({ col, cap, bars: probBars(add(col, 'div', ''), { max: 10 }) }); }
     list.forEach((b, i) => {
       const probs = tensors[`${prefix(i)}probs`];
       b.col.hidden = i >= n || !probs;
@@ -168,7 +162,7 @@ export default function mount(root, ctx) {
   /** The CNN's feature maps (arm 0) into `box`: one map grid per conv layer. */
   function showMaps(box, grids, tensors) {
     const names = Object.keys(tensors).filter((k) => k.startsWith(`${prefix(0)}convs.`) && k.endsWith('.hook_post')).sort();
-    while (grids.length < names.length) { const cap = el('div', 'cnn-cap', box); grids.push({ cap, g: mapGrid(el('div', 'cnn-map', box), { colormap: 'viridis', range: 'auto', columns: 8, maxCell: 64, minCell: 26 }) }); }
+    while (grids.length < names.length) { const cap = add(box, 'div', 'cnn-cap'); grids.push({ cap, g: mapGrid(add(box, 'div', 'cnn-map'), { colormap: 'viridis', range: 'auto', columns: 8, maxCell: 64, minCell: 26 }) }); }
     grids.forEach((x, i) => {
       const tn = tensors[names[i]];
       x.cap.hidden = x.g.canvas.hidden = !tn;
@@ -181,7 +175,7 @@ export default function mount(root, ctx) {
 
   function showKernels(tensors) {
     const names = Object.keys(tensors).filter((k) => k.startsWith(`${prefix(0)}convs.`) && k.endsWith('.kernels')).sort();
-    while (kernGrids.length < names.length) { const cap = el('div', 'cnn-cap', kernBox); kernGrids.push({ cap, g: mapGrid(el('div', 'cnn-map', kernBox), { colormap: 'diverging', range: 'symmetric', maxCell: 30, minCell: 16, columns: 8 }) }); }
+    while (kernGrids.length < names.length) { const cap = add(kernBox, 'div', 'cnn-cap'); kernGrids.push({ cap, g: mapGrid(add(kernBox, 'div', 'cnn-map'), { colormap: 'diverging', range: 'symmetric', maxCell: 30, minCell: 16, columns: 8 }) }); }
     kernGrids.forEach((x, i) => {
       const tn = tensors[names[i]];
       x.cap.hidden = x.g.canvas.hidden = !tn;

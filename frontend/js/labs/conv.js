@@ -6,6 +6,7 @@
 import { addStrings } from '../core/i18n.js';
 import { matrixView, toRows } from '../components/matrixView.js';
 import { fmt } from '../components/plot.js';
+import { el, add } from '../core/dom.js';
 
 export const stylesheet = '/css/labs/conv.css';
 
@@ -59,13 +60,6 @@ addStrings({
   },
 });
 
-const el = (tag, cls, parent, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  if (parent) parent.append(e);
-  return e;
-};
 const num = (v) => { const s = Math.abs(v) >= 100 ? fmt(v, 3) : (Math.round(v * 1000) / 1000).toString(); return s === '-0' ? '0' : s.replace('-', '−'); };
 const tint = (v, big) => {
   const a = big > 0 ? Math.min(1, Math.abs(v) / big) : 0;
@@ -75,7 +69,7 @@ const tint = (v, big) => {
 
 /** A grid of numbered cells (CSS grid of divs). opts.paint(i, j) while dragging, opts.hover(i, j | null). */
 function cells(parent, { cls = '', paint = null, hover = null } = {}) {
-  const box = el('div', `conv-cells ${cls}`, parent);
+  const box = add(parent, 'div', `conv-cells ${cls}`);
   let rows = [];
   let painting = false;
   const at = (ev) => { const c = ev.target.closest('[data-i]'); return c ? [Number(c.dataset.i), Number(c.dataset.j)] : null; };
@@ -136,18 +130,18 @@ const windowKeys = (top, left, kr, kc) => { const s = new Set(); for (let a = 0;
 export default function mount(root, ctx) {
   const { t, store, setParams } = ctx;
   root.innerHTML = '';
-  const view = el('div', 'conv-view', root);
-  const ribbon = el('div', 'conv-ribbon', view);
+  const view = add(root, 'div', 'conv-view');
+  const ribbon = add(view, 'div', 'conv-ribbon');
   const chips = STAGES.map((s, i) => {
-    const b = el('button', '', ribbon);
+    const b = add(ribbon, 'button', '');
     b.type = 'button';
     b.dataset.stage = s;
     b.onclick = () => { if (store.get('role') === 'driver') ctx.infer({ action: 'goto', stage: i }); };
     return b;
   });
-  const title = el('h2', 'conv-title', view);
-  const text = el('p', 'conv-text', view);
-  const card = el('div', 'conv-card', view);
+  const title = add(view, 'h2', 'conv-title');
+  const text = add(view, 'p', 'conv-text');
+  const card = add(view, 'div', 'conv-card');
   const driver = () => store.get('role') === 'driver';
   let last = null;
   let hoverAt = null; // [i, j] of the output cell the pointer is on
@@ -155,8 +149,8 @@ export default function mount(root, ctx) {
 
   // -- the playground (stages correlate and flip) -------------------------------------------
   const play = el('div', 'conv-play');
-  const imgCol = el('div', 'conv-col', play);
-  const imgCap = el('div', 'conv-cap', imgCol);
+  const imgCol = add(play, 'div', 'conv-col');
+  const imgCap = add(imgCol, 'div', 'conv-cap');
   let paintValue = 1, painted = null;
   const img = cells(imgCol, {
     cls: 'conv-image',
@@ -169,43 +163,43 @@ export default function mount(root, ctx) {
       img.draw(painted, { big: 1 });
     },
   });
-  const imgHint = el('p', 'hint', imgCol);
-  const imgTools = el('div', 'conv-tools', imgCol);
-  const exampleBtn = el('button', '', imgTools);
-  const blankBtn = el('button', '', imgTools);
-  const clearBtn = el('button', '', imgTools);
+  const imgHint = add(imgCol, 'p', 'hint');
+  const imgTools = add(imgCol, 'div', 'conv-tools');
+  const exampleBtn = add(imgTools, 'button', '');
+  const blankBtn = add(imgTools, 'button', '');
+  const clearBtn = add(imgTools, 'button', '');
   for (const b of [exampleBtn, blankBtn, clearBtn]) b.type = 'button';
   exampleBtn.onclick = () => setParams({ image: Array.from({ length: 5 }, () => [1, 1, 0, 0, 0]), kernel: last.meta.presets.example, stride: 1, padding: 0 });
   blankBtn.onclick = () => setParams({ image: Array.from({ length: 10 }, () => new Array(10).fill(0)) });
   clearBtn.onclick = () => setParams({ image: img.rows.map((r) => r.map(() => 0)) });
 
-  const kCol = el('div', 'conv-col', play);
+  const kCol = add(play, 'div', 'conv-col');
   const kernel = matrixView(kCol, { name: '', editable: true, digits: 3, onEdit: (i, j, v) => {
     const k = toRows(last.tensors.kernel).map((r) => r.slice());
     k[i][j] = v;
     setParams({ kernel: k });
   } });
-  const kHint = el('p', 'hint', kCol);
-  const presetBox = el('div', 'conv-tools', kCol);
-  const presetBtns = PRESETS.map((p) => { const b = el('button', '', presetBox); b.type = 'button'; b.dataset.preset = p; b.onclick = () => setParams({ kernel: last.meta.presets[p] }); return b; });
+  const kHint = add(kCol, 'p', 'hint');
+  const presetBox = add(kCol, 'div', 'conv-tools');
+  const presetBtns = PRESETS.map((p) => { const b = add(presetBox, 'button', ''); b.type = 'button'; b.dataset.preset = p; b.onclick = () => setParams({ kernel: last.meta.presets[p] }); return b; });
   const flipView = matrixView(kCol, { name: '' });
-  const knobs = el('div', 'conv-tools', kCol);
+  const knobs = add(kCol, 'div', 'conv-tools');
   const selects = ['stride', 'padding'].map((name) => {
-    const lab = el('label', '', knobs);
-    const span = el('span', '', lab);
-    const sel = el('select', '', lab);
-    for (const v of name === 'stride' ? [1, 2, 3] : [0, 1, 2]) { const o = el('option', '', sel, String(v)); o.value = String(v); }
+    const lab = add(knobs, 'label', '');
+    const span = add(lab, 'span', '');
+    const sel = add(lab, 'select', '');
+    for (const v of name === 'stride' ? [1, 2, 3] : [0, 1, 2]) { const o = add(sel, 'option', '', String(v)); o.value = String(v); }
     sel.onchange = () => setParams({ [name]: Number(sel.value) });
     return { name, span, sel };
   });
 
-  const outCol = el('div', 'conv-col', play);
-  const outCap = el('div', 'conv-cap', outCol);
+  const outCol = add(play, 'div', 'conv-col');
+  const outCap = add(outCol, 'div', 'conv-cap');
   const out = cells(outCol, { cls: 'conv-output', hover: (i, j) => { hoverAt = i === null ? null : [i, j]; drawPlay(); } });
-  const convCap = el('div', 'conv-cap', outCol);
+  const convCap = add(outCol, 'div', 'conv-cap');
   const convOut = cells(outCol, { cls: 'conv-convolved' });
-  const windowLine = el('p', 'conv-line', play);
-  const slideBtn = el('button', 'conv-slide', imgTools);
+  const windowLine = add(play, 'p', 'conv-line');
+  const slideBtn = add(imgTools, 'button', 'conv-slide');
   slideBtn.type = 'button';
   slideBtn.onclick = () => { slide.on = !slide.on; relabelStatic(); };
 
@@ -256,12 +250,12 @@ export default function mount(root, ctx) {
 
   // -- pooling --------------------------------------------------------------------------------
   const poolBox = el('div', 'conv-play');
-  const poolIn = el('div', 'conv-col', poolBox);
-  const poolInCap = el('div', 'conv-cap', poolIn);
+  const poolIn = add(poolBox, 'div', 'conv-col');
+  const poolInCap = add(poolIn, 'div', 'conv-cap');
   let poolHover = null;
   const poolInCells = cells(poolIn, { cls: 'conv-pool-in', hover: (i, j) => { poolHover = i === null ? null : [Math.floor(i / 2), Math.floor(j / 2)]; drawPool(); } });
-  const poolOut = el('div', 'conv-col', poolBox);
-  const poolOutCap = el('div', 'conv-cap', poolOut);
+  const poolOut = add(poolBox, 'div', 'conv-col');
+  const poolOutCap = add(poolOut, 'div', 'conv-cap');
   const poolOutCells = cells(poolOut, { cls: 'conv-pool-out', hover: (i, j) => { poolHover = i === null ? null : [i, j]; drawPool(); } });
 
   function drawPool() {
@@ -276,23 +270,23 @@ export default function mount(root, ctx) {
 
   // -- output size ----------------------------------------------------------------------------
   const sizeBox = el('div', 'conv-size');
-  const sliders = el('div', 'conv-sliders', sizeBox);
+  const sliders = add(sizeBox, 'div', 'conv-sliders');
   const SL = { n: [1, 16], k: [1, 7], p: [0, 3], s: [1, 4] };
   const sizeInputs = Object.entries(SL).map(([name, [lo, hi]]) => {
-    const lab = el('label', '', sliders);
-    el('span', '', lab, name);
-    const inp = el('input', '', lab);
+    const lab = add(sliders, 'label', '');
+    add(lab, 'span', '', name);
+    const inp = add(lab, 'input', '');
     inp.type = 'range'; inp.min = String(lo); inp.max = String(hi); inp.step = '1';
     inp.dataset.knob = name;
-    const o = el('output', '', lab);
+    const o = add(lab, 'output', '');
     inp.oninput = () => { o.textContent = inp.value; };
     inp.onchange = () => setParams({ [name]: Number(inp.value) });
     return { name, inp, o };
   });
-  const formula = el('p', 'conv-formula', sizeBox);
-  const torchSays = el('p', 'conv-line', sizeBox);
-  const padCap = el('div', 'conv-cap', sizeBox);
-  const sizeRow = el('div', 'conv-play', sizeBox);
+  const formula = add(sizeBox, 'p', 'conv-formula');
+  const torchSays = add(sizeBox, 'p', 'conv-line');
+  const padCap = add(sizeBox, 'div', 'conv-cap');
+  const sizeRow = add(sizeBox, 'div', 'conv-play');
   const sizeGrid = cells(sizeRow, { cls: 'conv-size-grid' });
   const sizeOut = cells(sizeRow, { cls: 'conv-size-out' });
 
@@ -320,13 +314,13 @@ export default function mount(root, ctx) {
 
   // -- receptive field, 1×1 -------------------------------------------------------------------
   const rfBox = el('div', 'conv-play');
-  const rfTwoCol = el('div', 'conv-col', rfBox);
-  const rfTwoCap = el('div', 'conv-cap', rfTwoCol);
+  const rfTwoCol = add(rfBox, 'div', 'conv-col');
+  const rfTwoCap = add(rfTwoCol, 'div', 'conv-cap');
   const rfTwo = cells(rfTwoCol, { cls: 'conv-rf' });
-  const rfOneCol = el('div', 'conv-col', rfBox);
-  const rfOneCap = el('div', 'conv-cap', rfOneCol);
+  const rfOneCol = add(rfBox, 'div', 'conv-col');
+  const rfOneCap = add(rfOneCol, 'div', 'conv-cap');
   const rfOne = cells(rfOneCol, { cls: 'conv-rf' });
-  const rfLine = el('p', 'conv-formula', rfBox);
+  const rfLine = add(rfBox, 'p', 'conv-formula');
   const oneBox = el('div', 'conv-play');
   const oneLine = el('p', 'conv-formula');
 
@@ -347,8 +341,8 @@ export default function mount(root, ctx) {
     oneBox.replaceChildren();
     const groups = [['conv.x', tn.one_x], ['conv.conv_out', tn.one_conv], ['conv.lin_out', tn.one_linear]];
     for (const [key, tensor] of groups) {
-      const grp = el('div', 'conv-group', oneBox);
-      channels(tensor).forEach((rows, c) => { const col = el('div', 'conv-col', grp); el('div', 'conv-cap', col, t(key, { c })); cells(col, { cls: 'conv-small' }).draw(rows); });
+      const grp = add(oneBox, 'div', 'conv-group');
+      channels(tensor).forEach((rows, c) => { const col = add(grp, 'div', 'conv-col'); add(col, 'div', 'conv-cap', t(key, { c })); cells(col, { cls: 'conv-small' }).draw(rows); });
     }
     oneLine.textContent = t('conv.diff', { d: o.max_abs_diff.toExponential(2), a: o.conv_params, b: o.linear_params, i: `[${o.shape_in.join(', ')}]`, o: `[${o.shape_out.join(', ')}]` });
     oneBox.append(oneLine);

@@ -5,7 +5,7 @@
 // symmetry picture (layers.1's weight matrix and its row spread), the init facts for the
 // chosen shape and the BatchNorm comparison. Every number comes from the server.
 import { addStrings, pick, t } from '../core/i18n.js';
-import { setText } from '../core/dom.js';
+import { setText, el } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
@@ -103,12 +103,6 @@ addStrings({
 export const stylesheet = '/css/labs/depth.css';
 export const lazyPlotly = true; // canvases and tables first; the curves when plotly comes
 
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 const SCENARIOS = {
   vanish: { depth: 30, activation: 'sigmoid', init: 'normal', sigma: 0.01, norm: 'none', noise: false },

@@ -14,18 +14,13 @@ import { baseLayout, COLORS, CONFIG, fmt, Plotly, throttleFrame } from '../compo
 import { readout } from '../components/readout.js';
 import { templateGrid } from '../components/templateGrid.js';
 import { STRINGS } from './digits/strings.js';
+import { add } from '../core/dom.js';
 
 
 const ACT_ROW = 32; // an activation vector is drawn in rows of this many units
 
 export const stylesheet = '/css/labs/digits.css'; // the shell loads it
 
-const el = (tag, cls, parent) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (parent) parent.append(e);
-  return e;
-};
 
 /** A vector [n] as rows of ACT_ROW values, padded with NaN (drawn as background). */
 function asRows(tensor) {
@@ -38,7 +33,7 @@ function asRows(tensor) {
 
 /** Activation strips: one labelled canvas per layer, in the order the model computes them. */
 function strips(parent) {
-  const box = el('div', 'strips', parent);
+  const box = add(parent, 'div', 'strips');
   const rows = new Map();
   return {
     draw(tensors) {
@@ -48,10 +43,10 @@ function strips(parent) {
         if (!t) continue;
         let row = rows.get(name);
         if (!row) {
-          const line = el('div', 'strip', box);
-          const label = el('span', '', line);
+          const line = add(box, 'div', 'strip');
+          const label = add(line, 'span', '');
           label.textContent = name;
-          const holder = el('div', '', line);
+          const holder = add(line, 'div', '');
           row = { line, grid: templateGrid(holder, { cols: 1, scale: 8, gap: 1, lut: 'rdbu', describe: () => name }) };
           rows.set(name, row);
         }
@@ -101,8 +96,8 @@ export default function mount(root, ctx) {
   pMiss.el.classList.add('digits-mistakes');
 
   // The drawing pad, what the model sees of it, and its softmax.
-  const drawRow = el('div', 'row', pDraw.body);
-  const padCol = el('div', 'col', drawRow);
+  const drawRow = add(pDraw.body, 'div', 'row');
+  const padCol = add(drawRow, 'div', 'col');
   let lastImage = null, lastInferAt = 0;
   const sendInfer = (image) => {
     if (store.get('role') !== 'driver') return; // viewers watch; only the driver may infer
@@ -117,23 +112,23 @@ export default function mount(root, ctx) {
       sendInfer(image);
     },
   });
-  const tools = el('div', 'tools', padCol);
-  const clearBtn = el('button', '', tools);
+  const tools = add(padCol, 'div', 'tools');
+  const clearBtn = add(tools, 'button', '');
   clearBtn.type = 'button';
-  const fitLabel = el('label', '', tools);
-  const fitBox = el('input', '', fitLabel);
+  const fitLabel = add(tools, 'label', '');
+  const fitBox = add(fitLabel, 'input', '');
   fitBox.type = 'checkbox';
   fitBox.checked = true;
-  const fitText = el('span', '', fitLabel);
+  const fitText = add(fitLabel, 'span', '');
   fitBox.onchange = () => { if (lastImage) sendInfer(lastImage); };
-  const seenCol = el('div', 'col', drawRow);
-  const predEl = el('div', 'pred', seenCol);
-  const bitmapCap = el('div', 'caption', seenCol);
+  const seenCol = add(drawRow, 'div', 'col');
+  const predEl = add(seenCol, 'div', 'pred');
+  const bitmapCap = add(seenCol, 'div', 'caption');
   const bitmapGrid = templateGrid(seenCol, { cols: 1, scale: 3, gap: 1, lut: 'greys' });
-  const seenCap = el('div', 'caption', seenCol);
+  const seenCap = add(seenCol, 'div', 'caption');
   const seenGrid = templateGrid(seenCol, { cols: 1, scale: 12, gap: 1, lut: 'greys', describe: () => t('digits.seen') });
-  const drawnCap = el('div', 'caption', pDraw.body);
-  const drawnBarsEl = el('div', 'chart small drawn-probs', pDraw.body);
+  const drawnCap = add(pDraw.body, 'div', 'caption');
+  const drawnBarsEl = add(pDraw.body, 'div', 'chart small drawn-probs');
   const drawnBars = bars(drawnBarsEl, { range: [0, 1], color: COLORS[0] });
   const drawnStrips = strips(pDraw.body);
   const blank = { shape: [8, 8], data: new Float32Array(64) };
@@ -144,37 +139,37 @@ export default function mount(root, ctx) {
     seenGrid.draw(blank, { range: [0, 16] });
     drawnBars.draw([...'0123456789'], new Array(10).fill(0));
     predEl.textContent = '–';
-    el('small', '', predEl).textContent = t('digits.draw_first');
+    add(predEl, 'small', '').textContent = t('digits.draw_first');
   };
   clearBtn.onclick = clearDrawing;
 
   // First-layer templates.
-  const tplTools = el('div', 'tools', pTpl.body);
-  const showLabel = el('label', '', tplTools);
-  const showText = el('span', '', showLabel);
-  const showSel = el('select', '', showLabel);
-  for (const v of ['weights', 'change']) { const o = el('option', '', showSel); o.value = v; }
+  const tplTools = add(pTpl.body, 'div', 'tools');
+  const showLabel = add(tplTools, 'label', '');
+  const showText = add(showLabel, 'span', '');
+  const showSel = add(showLabel, 'select', '');
+  for (const v of ['weights', 'change']) { const o = add(showSel, 'option', ''); o.value = v; }
   showSel.value = ctx.params().templates || 'weights';
   showSel.onchange = () => setParams({ templates: showSel.value });
-  const perMapLabel = el('label', '', tplTools);
-  const perMap = el('input', '', perMapLabel);
+  const perMapLabel = add(tplTools, 'label', '');
+  const perMap = add(perMapLabel, 'input', '');
   perMap.type = 'checkbox';
-  const perMapText = el('span', '', perMapLabel);
+  const perMapText = add(perMapLabel, 'span', '');
   const tpl = templateGrid(pTpl.body, { cols: 16, scale: 5, gap: 3, gapColor: '#ffffff', lut: 'rdbu', describe: (i) => t('digits.unit', { i }) });
   let lastTpl = null;
   perMap.onchange = () => { if (lastTpl) tpl.draw(lastTpl, { perMap: perMap.checked }); };
 
   // One test image through the layers.
-  const sRow = el('div', 'row', pSample.body);
-  const sCol = el('div', 'col', sRow);
+  const sRow = add(pSample.body, 'div', 'row');
+  const sCol = add(sRow, 'div', 'col');
   const sampleGrid = templateGrid(sCol, { cols: 1, scale: 12, gap: 1, lut: 'greys' });
-  const sTools = el('div', 'tools', sCol);
-  const prevBtn = el('button', '', sTools);
-  const nextBtn = el('button', '', sTools);
+  const sTools = add(sCol, 'div', 'tools');
+  const prevBtn = add(sTools, 'button', '');
+  const nextBtn = add(sTools, 'button', '');
   prevBtn.type = nextBtn.type = 'button';
-  const sRight = el('div', 'col', sRow);
-  const sampleLabel = el('div', 'sample-label', sRight);
-  const sampleBarsEl = el('div', 'chart small', sRight);
+  const sRight = add(sRow, 'div', 'col');
+  const sampleLabel = add(sRight, 'div', 'sample-label');
+  const sampleBarsEl = add(sRight, 'div', 'chart small');
   sRight.style.flex = '1';
   sRight.style.minWidth = '200px';
   const sampleBars = bars(sampleBarsEl, { range: [0, 1], color: COLORS[0] });
@@ -205,7 +200,7 @@ export default function mount(root, ctx) {
 
   // Misclassified test images: click one to show it in the sample panel.
   let mistakes = [];
-  const missNone = el('p', 'caption', pMiss.body);
+  const missNone = add(pMiss.body, 'p', 'caption');
   const missGrid = templateGrid(pMiss.body, {
     cols: 6, scale: 6, gap: 4, lut: 'greys', labelHeight: 14, gapColor: '#ffffff',
     describe: (i) => (mistakes[i] ? t('digits.sample_label', { i: mistakes[i].index, y: mistakes[i].label, p: mistakes[i].pred }) : ''),
@@ -213,7 +208,7 @@ export default function mount(root, ctx) {
   });
 
   const info = readout(pInfo.body);
-  const notes = el('div', 'notes', pInfo.body);
+  const notes = add(pInfo.body, 'div', 'notes');
 
   // -- drawing what arrives -------------------------------------------------------------
   let last = null;
@@ -302,7 +297,7 @@ export default function mount(root, ctx) {
         const p = Array.from(tn.probs.data);
         drawnBars.draw([...'0123456789'], p, probColours(10, -1, f.meta.pred));
         predEl.textContent = f.meta.empty ? '–' : String(f.meta.pred);
-        el('small', '', predEl).textContent = f.meta.empty ? t('digits.draw_first') : `p = ${fmt(p[f.meta.pred], 3)}`;
+        add(predEl, 'small', '').textContent = f.meta.empty ? t('digits.draw_first') : `p = ${fmt(p[f.meta.pred], 3)}`;
       }
       drawnStrips.draw(tn);
     },

@@ -4,7 +4,7 @@
 // step, drawn to scale, with the bytes the caches really hold. Every number is the server's
 // (the config's methods and the caches' own byte counts); the page only formats and draws.
 import { addStrings, t } from '../core/i18n.js';
-import { setText } from '../core/dom.js';
+import { setText, el } from '../core/dom.js';
 import { panel } from '../components/panel.js';
 import { lineChart } from '../components/lineChart.js';
 import { COLORS } from '../components/plot.js';
@@ -107,12 +107,6 @@ export function fmtBytes(b) {
   return `${b.toLocaleString('en-US')} B`;
 }
 
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 const num = (n) => Math.round(n).toLocaleString('en-US');
 
 export default function mount(root, ctx) {

@@ -10,6 +10,7 @@ import { panel } from '../components/panel.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { linspace } from '../components/heatmap.js';
 import { baseLayout, COLORS, CONFIG, finite, fmt, Plotly, throttleFrame } from '../components/plot.js';
+import { el } from '../core/dom.js';
 
 export const stylesheet = '/css/labs/optimizers.css';
 
@@ -96,7 +97,6 @@ const BETAS = { momentum: ['beta1'], rmsprop: ['beta2'], adam: ['beta1', 'beta2'
 const LR_RANGE = [1e-5, 3], BETA_RANGE = [0, 0.9999];
 const CONTOUR_SCALE = [[0, '#ffffff'], [0.35, '#dfe7f2'], [0.7, '#a9b8cc'], [1, '#6e7f96']];
 
-const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
 const ADAPTIVE = new Set(['rmsprop', 'adam', 'adam_no_bias']); // steps measured in lr: ≈ 1 is normal
 const times = (x) => t('optimizers.times_lr', { x: fmt(x, 4) });
 

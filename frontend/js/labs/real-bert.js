@@ -5,7 +5,7 @@
 // [CLS]/[SEP] sinks, and the sentence embeddings with their cosine similarities. Every
 // number is the server's; the page only sorts and draws them. View keys: layer, head
 // (-1 = all heads), token (the clicked one); the hovered token is the store's hoverToken.
-import { setText } from '../core/dom.js';
+import { setText, el } from '../core/dom.js';
 import { t } from '../core/i18n.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
@@ -19,7 +19,6 @@ export const stylesheet = '/css/labs/real-bert.css';
 export const lazyPlotly = true; // canvas and DOM only
 
 const SPECIAL = new Set(['[CLS]', '[SEP]']);
-const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text) e.textContent = text; return e; };
 const pct = (v) => `${(100 * v).toFixed(0)}%`;
 
 export default function mount(root, ctx) {

@@ -6,7 +6,7 @@
 // number comes from the server's frames. View keys: layer (the enlarged map), pick (the step
 // shown; -1 = the newest).
 import './real-llm/strings.js';
-import { setText } from '../core/dom.js';
+import { setText, el } from '../core/dom.js';
 import { t } from '../core/i18n.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
@@ -18,7 +18,6 @@ export const lazyPlotly = true; // canvas and DOM only
 
 const EXAMPLE = 'What is the capital of France?';
 const ODDS_MS = 120; // slider moves ask for new odds at most this often
-const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
 const pct = (v) => `${(100 * v).toFixed(1)}%`;
 function bytes(n) {
   if (n < 1024) return `${n} B`;

@@ -5,7 +5,7 @@
 // each arm's early-stopping point (best loss ◆, where patience ran out ✕), and dropout on a
 // real activation. Every number comes from the server.
 import { addStrings, t } from '../core/i18n.js';
-import { setText } from '../core/dom.js';
+import { setText, el } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { panel } from '../components/panel.js';
 import { baseLayout, COLORS, CONFIG, finite, fmt, whenPlotly } from '../components/plot.js';
@@ -63,12 +63,6 @@ export const lazyPlotly = true;
 const STUDIES = ['dropout', 'weight_decay', 'l1_l2', 'batch_size'];
 const VAL_MS = 400;
 
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 export default function mount(root, ctx) {
   root.innerHTML = '';

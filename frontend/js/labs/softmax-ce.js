@@ -7,6 +7,7 @@ import { panel } from '../components/panel.js';
 import { readout } from '../components/readout.js';
 import { linspace } from '../components/heatmap.js';
 import { baseLayout, CONFIG, fmt, Plotly } from '../components/plot.js';
+import { el } from '../core/dom.js';
 
 export const stylesheet = '/css/labs/softmax-ce.css'; // the shell loads it
 const ORANGE = '#e8702a';
@@ -100,11 +101,10 @@ addStrings({
 });
 
 const f3 = (v) => (Number.isFinite(v) ? v.toFixed(3) : fmt(v));
-const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
 
 export default function mount(root, { t, store, params, setParams }) {
   root.innerHTML = '';
-  const grid = el('div', undefined, 'view-grid softmax-view');
+  const grid = el('div', 'view-grid softmax-view');
   root.append(grid);
   const pLogits = panel(grid, 'softmax-ce.logits', { chart: false });
   const pBars = panel(grid, 'softmax-ce.bars');
@@ -120,8 +120,8 @@ export default function mount(root, { t, store, params, setParams }) {
   let last = null;
 
   // -- the logit editor: one row per logit (right-class radio, slider, number box) --------
-  const rowsEl = el('div', undefined, 'logit-rows');
-  const tools = el('div', undefined, 'logit-tools');
+  const rowsEl = el('div', 'logit-rows');
+  const tools = el('div', 'logit-tools');
   pLogits.body.append(rowsEl, tools);
   let sendTimer = null;
   const send = (p, now = false) => {
@@ -134,12 +134,12 @@ export default function mount(root, { t, store, params, setParams }) {
   function buildEditor(p) {
     rowsEl.replaceChildren();
     p.logits.forEach((z, i) => {
-      const row = el('div', undefined, 'logit-row');
+      const row = el('div', 'logit-row');
       const radio = el('input');
       radio.type = 'radio'; radio.name = 'softmax-target'; radio.checked = i === p.target;
       radio.setAttribute('aria-label', `${t('softmax-ce.right')} ${i}`);
       radio.onchange = () => send({ target: i }, true);
-      const name = el('span', `z${i}`, 'logit-name');
+      const name = el('span', 'logit-name', `z${i}`);
       const range = el('input');
       range.type = 'range'; range.min = '-100'; range.max = '100'; range.step = '0.1'; range.value = String(z);
       range.setAttribute('aria-label', `z${i}`);
@@ -159,14 +159,14 @@ export default function mount(root, { t, store, params, setParams }) {
       rowsEl.append(row);
     });
     tools.replaceChildren();
-    const btn = (key, fn, disabled = false) => { const b = el('button', t(key)); b.type = 'button'; b.dataset.key = key; b.onclick = fn; b.disabled = disabled || !canEdit(); tools.append(b); };
+    const btn = (key, fn, disabled = false) => { const b = el('button', '', t(key)); b.type = 'button'; b.dataset.key = key; b.onclick = fn; b.disabled = disabled || !canEdit(); tools.append(b); };
     btn('softmax-ce.add', () => send({ logits: [...p.logits, 0] }, true), p.logits.length >= 10);
     btn('softmax-ce.remove', () => {
       const logits = p.logits.slice(0, -1);
       send({ logits, target: Math.min(p.target, logits.length - 1) }, true);
     }, p.logits.length <= 2);
     for (const [k, v] of Object.entries(PRESETS)) btn(`softmax-ce.preset_${k}`, () => send(v, true));
-    const right = el('small', `◉ = ${t('softmax-ce.right')}`);
+    const right = el('small', '', `◉ = ${t('softmax-ce.right')}`);
     tools.append(right);
   }
 
@@ -180,21 +180,21 @@ export default function mount(root, { t, store, params, setParams }) {
     ], barsLayout(), CONFIG);
   }
 
-  const f32Table = el('table', undefined, 'sm-table f32');
-  const f32Note = el('p', undefined, 'sm-note');
-  const f32Limit = el('p', undefined, 'sm-note muted');
+  const f32Table = el('table', 'sm-table f32');
+  const f32Note = el('p', 'sm-note');
+  const f32Limit = el('p', 'sm-note muted');
   pF32.body.append(f32Table, f32Note, f32Limit);
   function drawF32(f) {
     const z = f.tensors.logits.data, e = f.tensors.exp_naive.data, n = f.tensors.softmax_naive.data, s = f.tensors.softmax.data;
     const head = el('tr');
-    for (const h of ['softmax-ce.class', null, null, 'softmax-ce.naive', 'softmax-ce.stable']) head.append(el('th', h ? t(h) : ''));
+    for (const h of ['softmax-ce.class', null, null, 'softmax-ce.naive', 'softmax-ce.stable']) head.append(el('th', '', h ? t(h) : ''));
     head.children[1].textContent = 'z';
     head.children[2].textContent = 'exp(z)';
     const rows = [head];
     for (let i = 0; i < z.length; i++) {
       const tr = el('tr');
-      tr.append(el('td', String(i)), el('td', fmt(z[i])));
-      for (const v of [e[i], n[i], s[i]]) tr.append(el('td', fmt(v), Number.isFinite(v) ? '' : 'bad'));
+      tr.append(el('td', '', String(i)), el('td', '', fmt(z[i])));
+      for (const v of [e[i], n[i], s[i]]) tr.append(el('td', Number.isFinite(v) ? '' : 'bad', fmt(v)));
       rows.push(tr);
     }
     f32Table.replaceChildren(...rows);
@@ -204,7 +204,7 @@ export default function mount(root, { t, store, params, setParams }) {
     f32Limit.textContent = t('softmax-ce.limit', { v: f.meta.exp_overflow.toFixed(2) });
   }
 
-  const ceInfo = el('div', undefined, 'ce-numbers');
+  const ceInfo = el('div', 'ce-numbers');
   pCE.el.append(ceInfo);
   const ceRead = readout(ceInfo);
   function drawCE(f) {
@@ -226,23 +226,23 @@ export default function mount(root, { t, store, params, setParams }) {
     ]);
   }
 
-  const table = el('table', undefined, 'sm-table pred');
-  const tableNote = el('p', undefined, 'sm-note');
+  const table = el('table', 'sm-table pred');
+  const tableNote = el('p', 'sm-note');
   pTable.body.append(table, tableNote);
   function drawTable(f) {
     const tab = f.tensors.table, [r, c] = tab.shape;
     const picks = f.tensors.table_ce.data; // [2, 5]: picks, then −ln picks
     const labels = f.meta.table_labels;
     const head = el('tr');
-    head.append(el('th', ''));
-    for (let j = 0; j < c; j++) head.append(el('th', String(j)));
-    head.append(el('th', t('softmax-ce.label')), el('th', t('softmax-ce.pick')), el('th', '−ln p'));
+    head.append(el('th', '', ''));
+    for (let j = 0; j < c; j++) head.append(el('th', '', String(j)));
+    head.append(el('th', '', t('softmax-ce.label')), el('th', '', t('softmax-ce.pick')), el('th', '', '−ln p'));
     const rows = [head];
     for (let i = 0; i < r; i++) {
       const tr = el('tr');
-      tr.append(el('th', f.meta.table_rows[i]));
-      for (let j = 0; j < c; j++) tr.append(el('td', tab.data[i * c + j].toFixed(3), j === labels[i] ? 'pick' : ''));
-      tr.append(el('td', String(labels[i])), el('td', picks[i].toFixed(3), 'pick'), el('td', f3(picks[r + i])));
+      tr.append(el('th', '', f.meta.table_rows[i]));
+      for (let j = 0; j < c; j++) tr.append(el('td', j === labels[i] ? 'pick' : '', tab.data[i * c + j].toFixed(3)));
+      tr.append(el('td', '', String(labels[i])), el('td', 'pick', picks[i].toFixed(3)), el('td', '', f3(picks[r + i])));
       rows.push(tr);
     }
     table.replaceChildren(...rows);
