@@ -6,97 +6,17 @@
 // its bound), the activations' derivatives, and the norm example beside the live clipping.
 // Every number comes from the server; the view only draws.
 import { addStrings, t } from '../core/i18n.js';
-import { setText } from '../core/dom.js';
+import { el, setText } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
 import { baseLayout, CONFIG, fmt, Plotly } from '../components/plot.js';
 import { probBars } from '../components/probBars.js';
 import { waterfall } from '../components/waterfall.js';
+import { STRINGS } from './rnn/strings.js';
 
 const ID = 'rnn';
-addStrings({
-  en: {
-    'rnn.loss': 'Loss (nats per character)', 'rnn.train': 'training batch', 'rnn.val': 'held-out tail',
-    'rnn.gnorm': 'Gradient norm ‖g‖ before clipping', 'rnn.gtotal': '‖g‖ (all parameters)',
-    'rnn.coef': 'Clip coefficient min(1, max_norm / ‖g‖)', 'rnn.clip_coef': 'clip coefficient',
-    'rnn.mem': 'Memorised: longest sample span found verbatim in the training text', 'rnn.memorised': 'characters',
-    'rnn.try': 'Try', 'rnn.try_explode': 'ReLU, W_hh × 2, no clipping', 'rnn.try_vanish': 'sigmoid (vanishing)',
-    'rnn.try_tanh': 'back to tanh, clipping on', 'rnn.clip_on': 'Turn clipping on', 'rnn.clip_off': 'Turn clipping off',
-    'rnn.gen': 'Generate', 'rnn.prompt': 'Prompt', 'rnn.mode': 'Decoding', 'rnn.greedy': 'greedy (argmax)',
-    'rnn.sample': 'sample', 'rnn.temperature': 'Temperature', 'rnn.length': 'Characters', 'rnn.seed': 'Seed',
-    'rnn.go': 'Generate', 'rnn.gen_hint': 'Click a generated character to see the candidates the model weighed there.',
-    'rnn.cands': 'Candidates for character {i} (“{c}”)', 'rnn.cands_now': 'Next character after the text’s first {n} characters',
-    'rnn.meter': 'Longest span found verbatim in the training text: {n} characters ({p} of {m} generated)',
-    'rnn.meter_none': 'No generated character appears in the training text.',
-    'rnn.sample_title': 'Sample during training (step {s}, sampled at temperature 1)',
-    'rnn.threshold': 'Training loss {l} nats/char; the text’s char-RNN recipe (Adam {lr}, batch {b}, window {w}, clip {c}) fell to {th} nats/char on a novel: memorisation, not language.',
-    'rnn.below': 'Below {th} nats/char: this model is reciting its text.',
-    'rnn.hidden': 'Hidden state h_t over the text’s first characters',
-    'rnn.hidden_hint': 'One column per character read, one row per hidden unit; colour: h_t’s value (diverging, 0 is white).',
-    'rnn.unit': 'unit', 'rnn.char': 'character',
-    'rnn.gen_hidden': 'Hidden state while generating (prompt, then generated characters)',
-    'rnn.through': 'Through time: ‖h_t‖ and the gradient ‖∂L_T/∂h_t‖',
-    'rnn.through_hint': 'On {n} fixed windows of the training text, the loss at the last step only. The bound multiplies ‖∂L_T/∂h_T‖ by (max f′ · ‖W_hh‖₂) for every step back: {f} × {w} = {r}.',
-    'rnn.hnorm': '‖h_t‖', 'rnn.grad': '‖∂L_T/∂h_t‖', 'rnn.bound': 'bound', 'rnn.t': 'time step t',
-    'rnn.wf': 'Gradient through time, frame by frame (rows: time step t, t = 0 at the bottom)',
-    'rnn.derivs': 'Derivatives of the activations (autograd)',
-    'rnn.derivs_hint': 'Backprop multiplies by f′ once per step: sigmoid′ ≤ {s}, tanh′ ≤ {t}; ReLU′ is 0 left of 0 and 1 right of it.',
-    'rnn.clip': 'Which norm clipping uses',
-    'rnn.clip_hint': 'A set as a real parameter’s gradient and clipped by torch.nn.utils.clip_grad_norm_ at max_norm {m}: it measures the 2-norm of all entries together (Frobenius), then scales by max_norm / ‖g‖.',
-    'rnn.l1': 'entrywise L1 Σ|aᵢⱼ|', 'rnn.fro': 'Frobenius √Σaᵢⱼ² (what clipping measures)',
-    'rnn.m1': 'matrix_norm(A, 1): max column sum', 'rnn.spec': 'spectral ‖A‖₂ (largest singular value)',
-    'rnn.measured': 'clip_grad_norm_ returned', 'rnn.coef_ex': 'coefficient', 'rnn.clipped': 'A after clipping',
-    'rnn.live': 'This run: ‖g‖ = {g}, {state}', 'rnn.live_on': 'clipped at {m} with coefficient {c}',
-    'rnn.live_off': 'clipping off (at {m} the coefficient would be {c})',
-    'rnn.facts': '{p} parameters · {v} characters in the vocabulary · {n} training characters',
-    'rnn.err_too_short': 'Paste at least {min} characters to train on (this has {n}).',
-    'rnn.err_distinct': 'The pasted text needs at least two different characters.',
-    'rnn.err_window': 'The text ({n} characters) is shorter than a window of {window}: lower the window.',
-    'rnn.err_empty': 'Type a prompt of at least one character.',
-    'rnn.err_unknown': '“{char}” never appears in the training text, so the model has no id for it.',
-  },
-  zh: {
-    'rnn.loss': '损失（每个字符的 nats）', 'rnn.train': '训练批', 'rnn.val': '留出的结尾部分',
-    'rnn.gnorm': '裁剪前的梯度范数 ‖g‖', 'rnn.gtotal': '‖g‖（全部参数）',
-    'rnn.coef': '裁剪系数 min(1, max_norm / ‖g‖)', 'rnn.clip_coef': '裁剪系数',
-    'rnn.mem': '背诵计：样本中在训练文本里原样出现的最长片段', 'rnn.memorised': '字符数',
-    'rnn.try': '试试', 'rnn.try_explode': 'ReLU、W_hh × 2、不裁剪', 'rnn.try_vanish': 'sigmoid（梯度消失）',
-    'rnn.try_tanh': '回到 tanh、开启裁剪', 'rnn.clip_on': '开启裁剪', 'rnn.clip_off': '关闭裁剪',
-    'rnn.gen': '生成', 'rnn.prompt': '开头', 'rnn.mode': '解码方式', 'rnn.greedy': '贪心（取最大）',
-    'rnn.sample': '采样', 'rnn.temperature': '温度', 'rnn.length': '字符数', 'rnn.seed': '随机种子',
-    'rnn.go': '生成', 'rnn.gen_hint': '点一个生成的字符，看模型在那里权衡的候选。',
-    'rnn.cands': '第 {i} 个字符（“{c}”）的候选', 'rnn.cands_now': '读完文本前 {n} 个字符之后的下一个字符',
-    'rnn.meter': '在训练文本里原样出现的最长片段：{n} 个字符（生成的 {m} 个中占 {p}）',
-    'rnn.meter_none': '生成的字符没有一个出现在训练文本里。',
-    'rnn.sample_title': '训练中的样本（第 {s} 步，温度 1 采样）',
-    'rnn.threshold': '训练损失 {l} nats/字符；书里的字符 RNN 配方（Adam {lr}、批 {b}、窗口 {w}、裁剪 {c}）在一本小说上降到 {th} nats/字符：那是背诵，不是语言。',
-    'rnn.below': '低于 {th} nats/字符：这个模型在背它的文本。',
-    'rnn.hidden': '文本前几个字符上的隐藏状态 h_t',
-    'rnn.hidden_hint': '每列是读入的一个字符，每行是一个隐藏单元；颜色：h_t 的值（发散色标，0 为白色）。',
-    'rnn.unit': '单元', 'rnn.char': '字符',
-    'rnn.gen_hidden': '生成时的隐藏状态（先是开头，再是生成的字符）',
-    'rnn.through': '沿时间：‖h_t‖ 与梯度 ‖∂L_T/∂h_t‖',
-    'rnn.through_hint': '在训练文本的 {n} 个固定窗口上，只取最后一步的损失。上界每往回一步乘一次 (max f′ · ‖W_hh‖₂)：{f} × {w} = {r}。',
-    'rnn.hnorm': '‖h_t‖', 'rnn.grad': '‖∂L_T/∂h_t‖', 'rnn.bound': '上界', 'rnn.t': '时间步 t',
-    'rnn.wf': '沿时间的梯度，逐帧（行：时间步 t，t = 0 在最下面）',
-    'rnn.derivs': '激活函数的导数（autograd）',
-    'rnn.derivs_hint': '反向传播每一步乘一次 f′：sigmoid′ ≤ {s}，tanh′ ≤ {t}；ReLU′ 在 0 左边是 0、右边是 1。',
-    'rnn.clip': '梯度裁剪用的是哪种范数',
-    'rnn.clip_hint': '把 A 设为一个真实参数的梯度，用 torch.nn.utils.clip_grad_norm_ 在 max_norm {m} 裁剪：它把所有元素放在一起算 2-范数（Frobenius），再乘以 max_norm / ‖g‖。',
-    'rnn.l1': '逐元素 L1 Σ|aᵢⱼ|', 'rnn.fro': 'Frobenius √Σaᵢⱼ²（裁剪量的就是它）',
-    'rnn.m1': 'matrix_norm(A, 1)：最大列和', 'rnn.spec': '谱范数 ‖A‖₂（最大奇异值）',
-    'rnn.measured': 'clip_grad_norm_ 返回', 'rnn.coef_ex': '系数', 'rnn.clipped': '裁剪后的 A',
-    'rnn.live': '这次训练：‖g‖ = {g}，{state}', 'rnn.live_on': '在 {m} 裁剪，系数 {c}',
-    'rnn.live_off': '没有裁剪（在 {m} 裁剪的话系数是 {c}）',
-    'rnn.facts': '{p} 个参数 · 词表 {v} 个字符 · 训练文本 {n} 个字符',
-    'rnn.err_too_short': '至少粘贴 {min} 个字符才能训练（现在是 {n} 个）。',
-    'rnn.err_distinct': '粘贴的文字至少要有两个不同的字符。',
-    'rnn.err_window': '文本（{n} 个字符）比一个 {window} 的窗口还短：把窗口调小。',
-    'rnn.err_empty': '请输入至少一个字符的开头。',
-    'rnn.err_unknown': '“{char}”没有在训练文本里出现过，模型没有它的编号。',
-  },
-});
+addStrings(STRINGS);
 
 export const stylesheet = '/css/labs/rnn.css';
 // "My pasted text" shows the paste box and waits for the text (the lab cannot train on nothing).
@@ -108,12 +28,6 @@ const SCENARIOS = {
   tanh: { activation: 'tanh', whh_scale: 1.0, clip: true },
 };
 
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 const pct = (v) => `${(v * 100).toFixed(0)}%`;
 
 /** A text with one span marked (the meter's); each character a button when onPick. */
