@@ -52,7 +52,7 @@ def test_depth_symmetry_scenarios_in_chinese(live_server, page):
     page.goto(f"{live_server}/lab.html?lab=depth&lang=zh")
     page.wait_for_function(READY)
     page.wait_for_function("() => document.querySelector('#view').dataset.step !== undefined")
-    assert "试试" in page.inner_text(".depth-try")
+    assert "试试" in page.inner_text(".try-bar")
     page.click("[data-act=try-zeros]")
     page.wait_for_function("() => window.shaomai.store.get('params').init === 'zeros'")
     page.wait_for_function(AT, arg="0")

@@ -7,6 +7,7 @@
 import { addStrings, pick, t } from '../core/i18n.js';
 import { setText, el } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
+import { tryBar } from '../components/tryBar.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
 import { fmt } from '../components/plot.js';
@@ -126,23 +127,7 @@ export default function mount(root, ctx) {
   const after = dash.grid;
 
   // -- scenarios ----------------------------------------------------------------------------
-  const bar = el('div', 'depth-try');
-  const tryLabel = el('span', 'depth-try-label');
-  bar.append(tryLabel);
-  const buttons = Object.keys(SCENARIOS).map((k) => {
-    const b = el('button');
-    b.type = 'button';
-    b.dataset.act = `try-${k}`;
-    b.onclick = () => ctx.setParams(SCENARIOS[k]);
-    bar.append(b);
-    return [k, b];
-  });
-  const noiseBtn = el('button', 'depth-noise');
-  noiseBtn.type = 'button';
-  noiseBtn.dataset.act = 'noise';
-  noiseBtn.onclick = () => ctx.setParams({ noise: !ctx.params().noise });
-  bar.append(noiseBtn);
-  pics.append(bar);
+  const tries = tryBar(pics, ctx, { prefix: 'depth', scenarios: SCENARIOS, toggle: { param: 'noise', on: 'depth.noise_on', off: 'depth.noise_off' } });
 
   // -- activation histograms ----------------------------------------------------------------
   const pHist = panel(pics, 'depth.hist', { chart: false, wide: true });
@@ -189,11 +174,7 @@ export default function mount(root, ctx) {
   };
 
   function drawBar() {
-    setText(tryLabel, t('depth.try'));
-    const names = { vanish: 'depth.try_vanish', zeros: 'depth.try_zeros', const: 'depth.try_const', bn: 'depth.try_bn' };
-    for (const [k, b] of buttons) setText(b, t(names[k]));
-    setText(noiseBtn, t(ctx.params().noise ? 'depth.noise_off' : 'depth.noise_on'));
-    bar.hidden = ctx.store.get('role') !== 'driver';
+    tries.draw();
   }
 
   function drawHist() {

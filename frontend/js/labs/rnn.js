@@ -12,6 +12,7 @@ import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
 import { baseLayout, CONFIG, fmt, Plotly } from '../components/plot.js';
 import { probBars } from '../components/probBars.js';
+import { tryBar } from '../components/tryBar.js';
 import { waterfall } from '../components/waterfall.js';
 import { STRINGS } from './rnn/strings.js';
 
@@ -60,23 +61,7 @@ export default function mount(root, ctx) {
   const isDriver = () => ctx.store.get('role') === 'driver';
 
   // -- scenarios ----------------------------------------------------------------------------
-  const bar = el('div', 'rnn-try');
-  const tryLabel = el('span', 'rnn-try-label');
-  bar.append(tryLabel);
-  const tries = Object.keys(SCENARIOS).map((k) => {
-    const b = el('button');
-    b.type = 'button';
-    b.dataset.act = `try-${k}`;
-    b.onclick = () => ctx.setParams(SCENARIOS[k]);
-    bar.append(b);
-    return [k, b];
-  });
-  const clipBtn = el('button');
-  clipBtn.type = 'button';
-  clipBtn.dataset.act = 'clip';
-  clipBtn.onclick = () => ctx.setParams({ clip: !ctx.params().clip });
-  bar.append(clipBtn);
-  pics.append(bar);
+  const tries = tryBar(pics, ctx, { prefix: 'rnn', scenarios: SCENARIOS, toggle: { param: 'clip', on: 'rnn.clip_on', off: 'rnn.clip_off' } });
 
   // -- generation (the declared input) ------------------------------------------------------
   const pGen = panel(pics, 'rnn.gen', { chart: false, wide: true, hint: 'rnn.gen_hint' });
@@ -183,11 +168,7 @@ export default function mount(root, ctx) {
   };
 
   function drawBar() {
-    setText(tryLabel, t('rnn.try'));
-    const names = { explode: 'rnn.try_explode', vanish: 'rnn.try_vanish', tanh: 'rnn.try_tanh' };
-    for (const [k, b] of tries) setText(b, t(names[k]));
-    setText(clipBtn, t(ctx.params().clip ? 'rnn.clip_off' : 'rnn.clip_on'));
-    bar.hidden = !isDriver();
+    tries.draw();
     form.querySelectorAll('[data-k]').forEach((n) => setText(n, t(n.dataset.k)));
     form.querySelector('button').disabled = !isDriver();
   }
