@@ -21,6 +21,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from torch import Tensor
 
 from backend.labs import register
+from backend.labs._gpt_params import MIN_PASTED_CHARS  # the gpt lab's floor for a pasted text
 from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
@@ -29,7 +30,6 @@ from models.data.texts import MAX_PASTED_BYTES, check_pasted, lm_batch, load_tex
 from models.data.tokenizers import CharTokenizer
 from models.transformer import Transformer, preset
 
-MIN_PASTED_CHARS = 100
 N_CTX = 32  # window of the character model
 Entry = Annotated[float, Field(ge=-1.0, le=1.0)]
 Row = Annotated[list[Entry], Field(min_length=2, max_length=2)]
@@ -146,6 +146,11 @@ class EmbeddingsLab(TrainingLab):
         optim = OptimConfig("adamw", lr=self.params.lr, betas=(0.9, 0.99))
         return [ArmSpec("char-gpt", lambda: Transformer(self.cfg), optim, self.seed)]
 
+    def built(self) -> None:
+        # The random start, to say what training changed (not a state: a fork rebuilds it
+        # from the same seed before loading).
+        self.w0 = self.model.embed.weight.detach().clone()
+
     def batch(self, gen: torch.Generator) -> tuple[Tensor, Tensor]:
         return lm_batch(self.ids, self.params.batch, self.n_ctx, gen)
 
@@ -198,9 +203,13 @@ class EmbeddingsLab(TrainingLab):
         probe = self.params.probe if self.params.probe in self.chars else self._default_probe()
         at = self.chars.index(probe)
         idx, vals = emb.nearest(cos, at, emb.DEFAULT.neighbours)
-        checks = [
-            emb.group_check(cos, self.chars, g, emb.DEFAULT.margin) for g in emb.DEFAULT.groups
-        ]
+        start = emb.cosine_matrix(self.w0[self.keep])
+        checks = []
+        for g in emb.DEFAULT.groups:
+            now = emb.group_check(cos, self.chars, g, emb.DEFAULT.margin)
+            if now:  # beside the random start's numbers: what training changed
+                then = emb.group_check(start, self.chars, g, emb.DEFAULT.margin)
+                checks.append({**now, "start": {k: then[k] for k in ("within", "across", "holds")}})
         labels = [visible(c) for c in self.chars]
         tensors = [
             *self.static_tensors,
@@ -214,7 +223,7 @@ class EmbeddingsLab(TrainingLab):
                 "probe": probe,
                 "neighbours": [self.chars[i] for i in idx],
                 "explained": ratio.tolist(),
-                "checks": [c for c in checks if c],
+                "checks": checks,
                 "margin": emb.DEFAULT.margin,
                 "steps": self.t,
                 "min_count": self.params.min_count,

@@ -94,6 +94,9 @@ def test_marks_end_up_together_in_the_chinese_story_and_the_scatter_never_flips(
     marks = _checks(after)["marks"]
     assert marks["holds"], marks  # what the page says after training
     assert {"。", "，", "？"} <= set(marks["members"])
+    # The page also says where they started: the random init's numbers, not holding.
+    assert marks["start"]["holds"] is False
+    assert abs(marks["start"]["within"] - _checks(before)["marks"]["within"]) < 1e-6
     # The page's numbers are the model's: recompute them from its embedding rows.
     w = lab.model.embed.weight.detach()[lab.keep]
     cos = emb.cosine_matrix(w)
