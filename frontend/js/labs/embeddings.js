@@ -4,7 +4,7 @@
 // are all orthogonal, the (sweet, tech) table the learner edits with its cosines, and
 // one-hot × E picking a row. Every number is the server's; the page only draws.
 import { addStrings, t } from '../core/i18n.js';
-import { setText } from '../core/dom.js';
+import { setText, el } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { matrixView, toRows } from '../components/matrixView.js';
 import { panel } from '../components/panel.js';
@@ -119,17 +119,11 @@ const LABEL_AT = ['top center', 'top left', 'top center', 'bottom right'];
 
 const fix = (v) => v.toFixed(3).replace('-', '−'); // cosines: three decimals, never 8.7e-4
 
-const mk = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 export default function mount(root, ctx) {
   const { store, params, setParams } = ctx;
   root.innerHTML = '';
-  const view = mk('div', 'emb-view');
+  const view = el('div', 'emb-view');
   root.append(view);
   const canEdit = () => store.get('role') === 'driver';
   const word = (w) => { const g = t(k(`gloss.${w}`)); return g && g !== k(`gloss.${w}`) ? `${w} ${g}` : w; };
@@ -157,37 +151,37 @@ export default function mount(root, ctx) {
   // -- the learned scatter and its neighbours ------------------------------------------------
   const pScatter = panel(pics, k('scatter'), { hint: k('scatter_hint') });
   pScatter.el.classList.add('emb-scatter');
-  const note = mk('p', 'emb-note');
+  const note = el('p', 'emb-note');
   pScatter.el.insertBefore(note, pScatter.chart);
-  const side = mk('div', 'emb-side');
+  const side = el('div', 'emb-side');
   pics.append(side);
   const pNear = panel(side, null, { chart: false });
-  const nearTitle = mk('h3');
+  const nearTitle = el('h3');
   pNear.el.prepend(nearTitle);
-  const nearList = mk('ol', 'emb-near');
+  const nearList = el('ol', 'emb-near');
   pNear.body.append(nearList);
   const pFind = panel(side, k('findings'), { chart: false });
-  const findList = mk('div', 'emb-findings');
-  const nobody = mk('p', 'hint');
+  const findList = el('div', 'emb-findings');
+  const nobody = el('p', 'hint');
   pFind.body.append(findList, nobody);
 
   // -- the static pictures ---------------------------------------------------------------------
   const pIds = panel(after, k('ids'), { chart: false, hint: k('ids_hint') });
-  const idsText = mk('div', 'emb-ids');
+  const idsText = el('div', 'emb-ids');
   pIds.body.append(idsText);
 
   const pHot = panel(after, k('onehot'), { chart: false });
-  const hotRow = mk('div', 'emb-mats');
+  const hotRow = el('div', 'emb-mats');
   pHot.body.append(hotRow);
   const mvHot = matrixView(hotRow, { digits: 0 });
   const mvGram = matrixView(hotRow, { digits: 0 });
   const mvHotCos = matrixView(hotRow, { digits: 0 });
-  const hotHint = mk('p', 'hint');
+  const hotHint = el('p', 'hint');
   pHot.el.append(hotHint);
 
   const pTable = panel(after, k('table'), { hint: k('table_hint') });
   pTable.el.classList.add('emb-wide');
-  const tableRow = mk('div', 'emb-mats');
+  const tableRow = el('div', 'emb-mats');
   pTable.el.insertBefore(tableRow, pTable.chart);
   const mvTable = matrixView(tableRow, {
     editable: true,
@@ -207,18 +201,18 @@ export default function mount(root, ctx) {
 
   const pLook = panel(after, k('lookup'), { chart: false });
   pLook.el.classList.add('emb-wide');
-  const pick = mk('div', 'emb-pick');
-  const pickLabel = mk('span');
-  const pickButtons = mk('span', 'emb-pick-buttons');
+  const pick = el('div', 'emb-pick');
+  const pickLabel = el('span');
+  const pickButtons = el('span', 'emb-pick-buttons');
   pick.append(pickLabel, pickButtons);
-  const lookRow = mk('div', 'emb-mats emb-product');
+  const lookRow = el('div', 'emb-mats emb-product');
   pLook.body.append(pick, lookRow);
   const mvOne = matrixView(lookRow, { digits: 0 });
-  lookRow.append(mk('span', 'emb-op', '×'));
+  lookRow.append(el('span', 'emb-op', '×'));
   const mvE = matrixView(lookRow, { digits: 2 });
-  lookRow.append(mk('span', 'emb-op', '='));
+  lookRow.append(el('span', 'emb-op', '='));
   const mvRow = matrixView(lookRow, { digits: 2 });
-  const lookHint = mk('p', 'hint');
+  const lookHint = el('p', 'hint');
   pLook.el.append(lookHint);
 
   let last = null;
@@ -290,11 +284,11 @@ export default function mount(root, ctx) {
     setText(nearTitle, t(k('near'), { c: labelOf(m.probe) }));
     const nb = f.tensors.neighbours;
     nearList.replaceChildren(...nb.labels.map((c, i) => {
-      const li = mk('li');
-      li.append(mk('b', 'emb-char', c), mk('span', 'emb-cos', fmt(nb.data[i], 3)));
+      const li = el('li');
+      li.append(el('b', 'emb-char', c), el('span', 'emb-cos', fmt(nb.data[i], 3)));
       return li;
     }));
-    findList.replaceChildren(...m.checks.map((c) => mk('p', `emb-finding ${c.holds ? 'ok' : 'wait'}`, t(k(c.holds ? 'held' : 'not_yet'), {
+    findList.replaceChildren(...m.checks.map((c) => el('p', `emb-finding ${c.holds ? 'ok' : 'wait'}`, t(k(c.holds ? 'held' : 'not_yet'), {
       steps: m.steps, group: t(k(`g_${c.group}`)), members: c.members.join(' '), others: t(k(`o_${c.group}`)),
       w: fix(c.within), a: fix(c.across), m: fmt(m.margin, 2),
     }) + (m.steps ? ` ${t(k('start'), { w: fix(c.start.within), a: fix(c.start.across) })}` : ''))));
@@ -315,9 +309,9 @@ export default function mount(root, ctx) {
     const ids = Array.from(T.ids.data);
     const d = m.id_distance;
     idsText.replaceChildren(
-      mk('p', null, t(k('ids_list'), { list: m.id_words.map((w, i) => `${word(w)} = ${ids[i]}`).join(', ') })),
-      mk('p', 'emb-sum', t(k('ids_sum'), { a, b, c: m.id_sum_word, x: ids[0], y: ids[1], s: m.id_sum })),
-      mk('p', null, t(k('ids_far'), { a, b, c, x: ids[0], y: ids[1], z: ids[2], d1: d[0][1], d2: d[0][2] })),
+      el('p', null, t(k('ids_list'), { list: m.id_words.map((w, i) => `${word(w)} = ${ids[i]}`).join(', ') })),
+      el('p', 'emb-sum', t(k('ids_sum'), { a, b, c: m.id_sum_word, x: ids[0], y: ids[1], s: m.id_sum })),
+      el('p', null, t(k('ids_far'), { a, b, c, x: ids[0], y: ids[1], z: ids[2], d1: d[0][1], d2: d[0][2] })),
     );
     const dims = ['0', '1', '2'];
     mvHot.setName(t(k('onehot_m')));
@@ -356,7 +350,7 @@ export default function mount(root, ctx) {
 
     setText(pickLabel, t(k('lookup_pick')));
     pickButtons.replaceChildren(...words.map((w, i) => {
-      const btn = mk('button', 'emb-word', w);
+      const btn = el('button', 'emb-word', w);
       btn.type = 'button';
       btn.dataset.word = String(i);
       btn.setAttribute('aria-pressed', String(i === m.word));
