@@ -157,7 +157,7 @@ export default function mount(root, ctx) {
   root.append(view);
   const dash = dashboard(view, ctx, {
     charts: [
-      { title: 'transformer.loss', keys: [{ key: 'loss', name: 'transformer.loss_s' }, { key: 'nll', name: 'transformer.nll' }, { key: 'val_nll', name: 'transformer.val_nll', markers: true }], logY: true },
+      { title: 'transformer.loss', keys: [{ key: 'loss', name: 'transformer.loss_s' }, { key: 'nll', name: 'transformer.nll' }, { key: 'val_nll', name: 'transformer.val_nll', markers: true }] },
       { title: 'transformer.ppl', keys: [{ key: 'ppl_smoothed', name: 'transformer.ppl_s' }, { key: 'ppl', name: 'transformer.ppl_t' }], logY: true, kept: false },
       { title: 'transformer.exact', keys: [{ key: 'exact', name: 'transformer.exact_train' }, { key: 'val_exact', name: 'transformer.exact_val', markers: true }], kept: false, legend: 'low' },
       { title: 'transformer.lr', keys: [{ key: 'lr', name: 'transformer.lr_name' }], kept: false },
@@ -180,7 +180,9 @@ export default function mount(root, ctx) {
   const table = el('table', 'tf-hyps');
   const pickBar = el('div', 'tf-which');
   const mapsBox = el('div');
-  pTry.body.append(tryHint, form, result, table, pickBar, mapsBox);
+  const hypWrap = el('div', 'tf-scroll'); // a phone scrolls the table, not the page
+  hypWrap.append(table);
+  pTry.body.append(tryHint, form, result, hypWrap, pickBar, mapsBox);
   const tryMaps = attentionMaps(mapsBox, 'infer');
   let which = 'beam', lastInfer = null, busy = false, lastFrame = null;
   const whichButtons = ['greedy', 'beam'].map((w) => {
@@ -237,7 +239,9 @@ export default function mount(root, ctx) {
   const pLs = panel(after, 'transformer.ls', { chart: false, hint: 'transformer.ls_hint' });
   const lsTable = el('table', 'tf-table');
   const lsNow = el('p', 'tf-line');
-  pLs.body.append(lsTable, lsNow);
+  const lsWrap = el('div', 'tf-scroll');
+  lsWrap.append(lsTable);
+  pLs.body.append(lsWrap, lsNow);
   const pNorm = panel(after, 'transformer.norms', { chart: false, wide: true, hint: 'transformer.norms_hint' });
   const normWrap = el('div', 'tf-scroll');
   const normTable = el('table', 'tf-table');
