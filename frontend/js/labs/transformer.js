@@ -5,6 +5,7 @@
 // the training example's maps; below, the schedule's curves, both label-smoothing
 // conventions, LayerNorm vs BatchNorm on a padded batch, and the text's two models counted
 // from their configs. Every number comes from the server; the page only draws.
+import { el } from '../core/dom.js';
 import { addStrings, t } from '../core/i18n.js';
 import { dashboard } from '../components/dashboard.js';
 import { mapGrid } from '../components/mapGrid.js';
@@ -98,7 +99,6 @@ export const stylesheet = '/css/labs/transformer.css';
 export const lazyPlotly = true;
 
 const KINDS = [['cross', 'cross_attn', 'transformer.kind_cross'], ['dec', 'attn', 'transformer.kind_dec'], ['enc', 'attn', 'transformer.kind_enc']];
-const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
 const vec = (v, d = 3) => `[${v.map((x) => fmt(x, d)).join(', ')}]`;
 const num = (n) => Math.round(n).toLocaleString('en-US');
 
