@@ -182,10 +182,10 @@ class TransformerLab(TrainingLab):
     }
     description = {
         "zh": "一个小编码器-解码器现场学把英文数词译成中文（three hundred twenty one → 三百二十一）：看交叉注意力"
-        "逐头对齐，输入你自己的短语，比较贪心解码与带长度惩罚的集束搜索；标签平滑的两种约定、预热学习率、"
+        "在每个头上逐渐成形，输入你自己的短语，比较贪心解码与带长度惩罚的集束搜索；标签平滑的两种约定、预热学习率、"
         "填充批上的 LayerNorm 与 BatchNorm，以及书中 6300 万参数的模型。",
         "en": "A small encoder-decoder learns number words live (three hundred twenty one → 三百二十一): "
-        "watch every cross-attention head align, type your own phrase and compare greedy decoding "
+        "watch the cross-attention of every head form, type your own phrase and compare greedy decoding "
         "with beam search and its length penalty; label smoothing's two conventions, the warm-up "
         "schedule, LayerNorm vs BatchNorm on a padded batch, and the text's 63-million-parameter models.",
     }
