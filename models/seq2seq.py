@@ -1,7 +1,7 @@
 """A small GRU encoder-decoder, with one context vector or with Bahdanau attention.
 
 The encoder reads the source both ways (a bidirectional `nn.GRU`). Without attention the decoder sees
-only the encoder's last states: it starts from them and reads it again at every step (the
+only the encoder's last states: it starts from them and reads them again at every step (the
 single context vector, Cho et al. 2014). With attention (Bahdanau et al. 2015, additive)
 every decoder step scores every encoder state, e_ij = vᵀ tanh(W s_{i-1} + U h_j), and reads
 their softmax-weighted sum instead. Both arms are otherwise the same module, so a lab that
