@@ -147,6 +147,12 @@ def test_dashboard_two_arms_a_kept_run_and_the_waterfall(live_server, page):
     assert traces[2] == ["run 1 (Learning rate: 0.5) · SGD", 30, "dash"]
     assert traces[3][0] == "run 1 (Learning rate: 0.5) · Adam" and traces[3][1] == 0  # NaN
     assert "run 1 (Learning rate: 0.5)" in page.inner_text(".dash-bar")
+    # The chart was first built with one curve and no legend; rebuilt with the arms and the
+    # kept run, it names its curves (a rebuild once kept the old chart's layout). Plotly
+    # lists no curve without points (the kept Adam's NaNs).
+    assert page.evaluate("() => document.querySelector('.dash-chart .chart').layout.showlegend")
+    legend = page.evaluate("() => document.querySelector('.dash-chart .legend').textContent")
+    assert all(n in legend for n in ("SGD", "Adam (diverged)", "run 1 (Learning rate: 0.5) · SGD"))
     text = page.inner_text(".dash-readout")
     assert "SGD · training loss" in text and "diverged" in text and "extra" in text
     # The waterfall: 2 arms x 2 stages on one canvas; hover reads stage, step and value.

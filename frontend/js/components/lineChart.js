@@ -136,7 +136,9 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     buffer = traces.map(() => ({ x: [], y: [] }));
     data.forEach((d, i) => { d.mode = modeOf(i); });
     modes = data.map((d) => d.mode);
-    plot(el, data, withAxes(el.layout || layout), CONFIG);
+    // Redrawn whole: this chart's own layout (its relayouts kept). Drawn first: its own
+    // layout, never the one a chart rebuilt on this element left (its legend, its axis type).
+    plot(el, data, withAxes(drawn ? el.layout || layout : layout), CONFIG);
   };
   whenPlotly(() => {
     if (el.lineChartOwner !== owner) return;
