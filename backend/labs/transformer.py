@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from pydantic import Field, ValidationInfo, field_validator
 
 from backend.labs import register
+from backend.labs._transformer_facts import lr_curve, static_facts
 from backend.labs.base import Frame, LabError, LabInput, LabParams, TensorOut, param
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
@@ -38,27 +39,19 @@ from models.data.translation import (
     english,
 )
 from models.hooks import capture
-from models.label_smoothing import smoothed_ce, smoothed_targets
-from models.padded_norms import compare_norms
+from models.label_smoothing import smoothed_ce
 from models.transformer.beam import beam_search, greedy, length_penalty
 from models.transformer.encoder_decoder import (
     EncoderDecoder,
     noam_lr,
-    scale_reference,
     toy_config,
 )
 
 EVAL_EVERY = 50
 BETAS, EPS = (0.9, 0.98), 1e-9  # the text's recipe
-CURVE_POINTS = 120
-RECIPE = {"d_model": 512, "warmup": 4000, "steps": 20_000}
-# What the text reports of its two models (measurements, not computable here): hours on one
-# RTX 5090 and the validation loss, which is label-smoothed.
-REPORTED = {"hand": {"hours": 22, "val_loss": 2.8955}, "torch_qk": {"val_loss": 2.8777}}
 TIMELINE_MB = 64.0
 BANNED = (PAD, BOS)  # never a target: never written
 SLACK = 2  # decoder positions beyond the longest target: a wrong output may run on
-LS_EXAMPLE = (2.0, 0.5, 0.3, -1.0)  # 4-class logits for the smoothing table, target 0
 
 
 class Params(LabParams):
@@ -130,47 +123,6 @@ class Translate(LabInput):
     alpha: float = Field(0.6, ge=0.0, le=2.0)  # length-penalty exponent
 
 
-def _curve(d: int, warmup: int, steps: int, factor: float = 1.0) -> dict[str, list[float]]:
-    s = torch.unique(torch.linspace(1, steps, CURVE_POINTS).round().long())
-    s = torch.unique(torch.cat([s, torch.tensor([min(warmup, steps)])]))  # the peak itself
-    return {"steps": s.tolist(), "lr": (factor * noam_lr(s, d, warmup)).tolist()}
-
-
-def _static_facts() -> dict[str, Any]:
-    """What does not change with training: both smoothing conventions on K = 4, the padded
-    batch's norms, the text's two models counted from their configs."""
-    t = torch.tensor([0])
-    logits = torch.tensor([LS_EXAMPLE], dtype=torch.float64)
-    smooth = {}
-    for conv in ("others", "uniform"):
-        q = smoothed_targets(t, 4, 0.1, conv)[0]
-        smooth[conv] = {"q": q.tolist(), "ce": float(smoothed_ce(logits, t, 0.1, conv))}
-    smooth["torch_ce"] = float(F.cross_entropy(logits, t, label_smoothing=0.1))
-    smooth["plain_ce"] = float(F.cross_entropy(logits, t))
-    smooth["logits"] = list(LS_EXAMPLE)
-    norms = compare_norms()
-    as_list = {k: (v.tolist() if isinstance(v, torch.Tensor) else v) for k, v in norms.items()}
-    hand, qk = scale_reference(False), scale_reference(True)
-    enc = hand.encoder
-    scale = {
-        "n_layers": enc.n_layers,
-        "d_model": enc.d_model,
-        "n_heads": enc.n_heads,
-        "d_head": enc.d_head,
-        "d_ff": enc.d_ff,
-        "vocab": enc.d_vocab,
-        "attention_modules": hand.attention_modules(),
-        "hand": {"params": hand.param_count(), **REPORTED["hand"]},
-        "torch_qk": {"params": qk.param_count(), **REPORTED["torch_qk"]},
-        "qk_extra": qk.param_count() - hand.param_count(),
-    }
-    for m in ("hand", "torch_qk"):
-        scale[m]["ppl_smoothed"] = math.exp(scale[m]["val_loss"])  # e^(label-smoothed loss)
-    recipe = _curve(RECIPE["d_model"], RECIPE["warmup"], RECIPE["steps"])
-    recipe["peak"] = noam_lr(RECIPE["warmup"], RECIPE["d_model"], RECIPE["warmup"])
-    return {"smoothing": smooth, "norms": as_list, "scale": scale, "recipe": {**RECIPE, **recipe}}
-
-
 @register
 class TransformerLab(TrainingLab):
     id = "transformer"
@@ -220,7 +172,7 @@ class TransformerLab(TrainingLab):
         n = int(self.task.held_ids[len(self.task.held_ids) // 2])  # a number never trained on
         self.example = self.task.sources[n]
         self.solved_at: int | None = None
-        self.facts = _static_facts()
+        self.facts = static_facts()
 
     def arms(self) -> list[ArmSpec]:
         optim = OptimConfig("adam", lr=self.params.lr_factor, betas=BETAS, eps=EPS)
@@ -339,7 +291,7 @@ class TransformerLab(TrainingLab):
         return {
             **self.facts,
             "schedule": {
-                **_curve(p.d_model, p.warmup, self.max_steps(), p.lr_factor),
+                **lr_curve(p.d_model, p.warmup, self.max_steps(), p.lr_factor),
                 "warmup": p.warmup,
                 "d_model": p.d_model,
                 "factor": p.lr_factor,
