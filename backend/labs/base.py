@@ -134,6 +134,21 @@ def activation_param(default: str, names: tuple[str, ...]) -> Any:
     return param(default, zh="激活函数", en="Activation", choices=choices)
 
 
+DATASET_LABELS = {  # models/data/playground.py's 2-D datasets
+    "circle": ("圆环", "Circle"),
+    "xor": ("异或 (XOR)", "Exclusive or (XOR)"),
+    "gauss": ("高斯团", "Gaussian blobs"),
+    "spiral": ("螺旋", "Spiral"),
+}
+
+
+def dataset_param(extra: dict[str, tuple[str, str]] | None = None, **kw: Any) -> Any:
+    """The playground's Data choice (circle by default), with a lab's `extra` choices after."""
+    return param(
+        "circle", zh="数据集", en="Data", choices={**DATASET_LABELS, **(extra or {})}, **kw
+    )
+
+
 def adamw_lr_param(default: float = 3e-3) -> Any:
     """AdamW's learning rate for the small Transformers (log slider, live)."""
     return param(

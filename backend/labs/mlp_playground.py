@@ -26,7 +26,7 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from backend.labs import register
-from backend.labs.base import LabInput, LabParams, TensorOut, param
+from backend.labs.base import LabInput, LabParams, TensorOut, dataset_param, param
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data import playground as pg
@@ -51,17 +51,8 @@ Point = tuple[float, float, int]
 
 
 class Params(LabParams):
-    dataset: Literal["circle", "xor", "gauss", "spiral", "custom"] = param(
-        "circle",
-        zh="数据集",
-        en="Data",
-        choices={
-            "circle": ("圆环", "Circle"),
-            "xor": ("异或 (XOR)", "Exclusive or (XOR)"),
-            "gauss": ("高斯团", "Gaussian blobs"),
-            "spiral": ("螺旋", "Spiral"),
-            "custom": ("只用我画的点", "Only my points"),
-        },
+    dataset: Literal["circle", "xor", "gauss", "spiral", "custom"] = dataset_param(
+        {"custom": ("只用我画的点", "Only my points")}
     )
     classes: int = param(2, zh="类别数", en="Classes", ge=2, le=MAX_CLASSES)
     noise: int = param(0, zh="噪声 (%)", en="Noise (%)", ge=0, le=50, step=5)

@@ -31,7 +31,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from backend.labs import register
-from backend.labs.base import LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, dataset_param, param
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import optim_surfaces as surf
@@ -117,18 +117,7 @@ class Params(LabParams):
             "mlp": ("小 MLP 的真实损失", "A small MLP's real loss"),
         },
     )
-    dataset: pg.Kind = param(
-        "circle",
-        zh="数据集",
-        en="Data",
-        choices={
-            "circle": ("圆环", "Circle"),
-            "xor": ("异或 (XOR)", "Exclusive or (XOR)"),
-            "gauss": ("高斯团", "Gaussian blobs"),
-            "spiral": ("螺旋", "Spiral"),
-        },
-        show_if={"surface": "mlp"},
-    )
+    dataset: pg.Kind = dataset_param(show_if={"surface": "mlp"})
     lr_mode: Literal["tuned", "torch", "custom"] = param(
         "tuned",
         zh="学习率",
