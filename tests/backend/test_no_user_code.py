@@ -143,13 +143,13 @@ def test_server_code_never_evaluates_or_unpickles():
 
 
 def test_weights_are_read_only_with_weights_only():
-    """The one place that reads weights says weights_only=True (and it is really reached)."""
+    """The one place that reads weights (unpack_weights) says weights_only=True (and it is really reached)."""
     loads = []
     for path in python_files():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and _dotted(node.func)[-2:] == ("torch", "load"):
                 loads.append(path.relative_to(ROOT).as_posix())
-    assert loads == ["backend/store.py"]
+    assert loads == ["backend/saved_run.py"]
 
 
 JS_EVAL = re.compile(
