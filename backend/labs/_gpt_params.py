@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import ValidationInfo, field_validator
 
 from backend.labs.base import LabParams, adamw_lr_param, param
-from models.data.texts import MAX_PASTED_BYTES, check_pasted
+from models.data.texts import MAX_PASTED_BYTES, check_pasted, check_pasted_size
 
 TASKS = ("reverse", "copy", "sort", "induction", "modadd")
 TEXTS = {"text-en": "en", "text-zh": "zh"}
@@ -102,9 +102,7 @@ class Params(LabParams):
     def _pasted_fits(cls, text: Any, info: ValidationInfo) -> Any:
         if not isinstance(text, str):
             return text
-        if len(text) > MAX_PASTED_BYTES or len(text.encode("utf-8")) > MAX_PASTED_BYTES:
-            size = len(text.encode("utf-8"))
-            raise ValueError(f"pasted text is {size:,} bytes; the limit is {MAX_PASTED_BYTES:,}")
+        check_pasted_size(text)
         if info.data.get("data") == "text-pasted":
             if len(text) < MIN_PASTED_CHARS:
                 raise ValueError(

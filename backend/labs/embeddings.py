@@ -26,7 +26,7 @@ from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import embeddings as emb
-from models.data.texts import MAX_PASTED_BYTES, check_pasted, lm_batch, load_text
+from models.data.texts import MAX_PASTED_BYTES, check_pasted, check_pasted_size, lm_batch, load_text
 from models.data.tokenizers import CharTokenizer
 from models.transformer import Transformer, preset
 
@@ -83,10 +83,7 @@ class Params(LabParams):
     @field_validator("pasted", mode="before")
     @classmethod
     def _fits(cls, text: Any, info: ValidationInfo) -> Any:
-        if isinstance(text, str) and len(text.encode("utf-8")) > MAX_PASTED_BYTES:
-            size = len(text.encode("utf-8"))
-            raise ValueError(f"pasted text is {size:,} bytes; the limit is {MAX_PASTED_BYTES:,}")
-        return text
+        return check_pasted_size(text) if isinstance(text, str) else text
 
     @model_validator(mode="after")
     def _pasted_enough(self) -> Params:

@@ -48,7 +48,14 @@ from models.char_rnn import (
     generate,
     longest_verbatim,
 )
-from models.data.texts import MAX_PASTED_BYTES, check_pasted, lm_batch, load_text, split
+from models.data.texts import (
+    MAX_PASTED_BYTES,
+    check_pasted,
+    check_pasted_size,
+    lm_batch,
+    load_text,
+    split,
+)
 from models.data.tokenizers import CharTokenizer
 from models.norm_examples import derivative_curves, norm_example
 
@@ -97,12 +104,7 @@ class Params(LabParams):
     @field_validator("pasted", mode="before")
     @classmethod
     def _pasted_fits(cls, text: Any, info: ValidationInfo) -> Any:
-        if not isinstance(text, str):
-            return text
-        if len(text.encode("utf-8")) > MAX_PASTED_BYTES:
-            size = len(text.encode("utf-8"))
-            raise ValueError(f"pasted text is {size:,} bytes; the limit is {MAX_PASTED_BYTES:,}")
-        return text
+        return check_pasted_size(text) if isinstance(text, str) else text
 
 
 class Generate(LabInput):

@@ -23,11 +23,17 @@ def load_text(name: str) -> str:
     return (CORPORA / TEXTS[name]).read_text(encoding="utf-8")
 
 
+def check_pasted_size(text: str, max_bytes: int = MAX_PASTED_BYTES) -> str:
+    """Refuse pasted text over max_bytes (UTF-8); return it unchanged."""
+    if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:  # chars ≤ bytes
+        size = len(text.encode("utf-8"))
+        raise ValueError(f"pasted text is {size:,} bytes; the limit is {max_bytes:,}")
+    return text
+
+
 def check_pasted(text: str, max_bytes: int = MAX_PASTED_BYTES) -> str:
     """Refuse pasted text over max_bytes (UTF-8) or with nothing to learn; return it unchanged."""
-    size = len(text.encode("utf-8"))
-    if size > max_bytes:
-        raise ValueError(f"pasted text is {size:,} bytes; the limit is {max_bytes:,}")
+    check_pasted_size(text, max_bytes)
     if len(set(text)) < 2:
         raise ValueError("pasted text needs at least two distinct characters")
     return text
