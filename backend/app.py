@@ -15,9 +15,9 @@ from backend import __version__
 from backend.config import Settings, get_settings
 from backend.labs import load_all
 from backend.manager import SessionManager
-from backend.routes import catalog, classroom, health, runs, ws
+from backend.routes import catalog, classroom, health, lessons, runs, ws
 from backend.security import SecurityHeaders
-from backend.store import STORE_FILENAME, RunStore
+from backend.store import RunStore
 
 log = logging.getLogger("shaomai")
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,9 +49,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         # A damaged store stops start-up with a clear message (docs/deploy.md).
-        app.state.store = RunStore(
-            settings.data_dir / STORE_FILENAME, int(settings.max_run_mb * 2**20)
-        )
+        # SQLite under data_dir, or SHAOMAI_DATABASE_URL (PostgreSQL) when hosted.
+        app.state.store = RunStore.from_settings(settings)
         app.state.sessions = SessionManager(settings, app.state.store)  # autosaves into it
         app.state.sessions.start()
         yield
@@ -66,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(ws.router)
     app.include_router(classroom.router)
     app.include_router(runs.router)
+    app.include_router(lessons.router)
 
     plotly_js_path = plotly_bundle()
 

@@ -37,6 +37,8 @@ class Outbox:
         self.wake = asyncio.Event()
         self.tensors: set[str] | None = None  # None: every tensor
         self.max_fps: float | None = None
+        self.slice = None  # backend/subscriptions.Slice: layer, head, quality (None: all)
+        self.sent_bytes = 0  # bytes its sender wrote (the class bandwidth figure)
         self.overflowed = False
 
     def put_text(self, text: str) -> None:

@@ -18,6 +18,14 @@ class Settings(BaseSettings):
     # teacher's browser used — set this when the teacher opens the app as localhost).
     public_url: str = ""
     log_level: str = "info"
+    # A teacher's own lessons (docs/lessons.md), listed beside the built-in ones; "" = none.
+    lessons_dir: Path | None = None
+
+    # Hosted (docs/deploy.md): several replicas behind nginx. Unset = the embedded default:
+    # one process, saved runs in SQLite under data_dir, shared state in memory.
+    database_url: str = ""  # e.g. postgresql+psycopg://shaomai@db/shaomai (SQLAlchemy URL)
+    redis_url: str = ""  # e.g. redis://redis:6379/0: join codes, owners, limits across replicas
+    replica: str = ""  # this replica's name in /api/health, /metrics and Redis (default: host:port)
 
     # Limits. Over a cap is an error (`busy`, `too_large`), never an out-of-memory.
     max_sessions: int = 64

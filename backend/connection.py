@@ -18,12 +18,13 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ValidationError
 
-from backend import protocol, view_keys, wire
+from backend import joining, metrics, polls, protocol, subscriptions, view_keys
 from backend.admission import SessionError
 from backend.bus import Outbox
 from backend.config import Settings
 from backend.manager import SessionManager
 from backend.saving import open_saved, save_session
+from backend.scalars_message import scalars_message as _scalars_message
 from backend.sessions import Session
 from backend.store import RunStore
 
@@ -67,6 +68,8 @@ class Connection:
     # -- output ---------------------------------------------------------------------------
     def reply(self, message: BaseModel) -> None:
         """Send a server message (a protocol model) to this connection only."""
+        if isinstance(message, protocol.Error):
+            metrics.refused(message.code)
         self.box.put_text(json.dumps(protocol.dump(message), separators=(",", ":")))
 
     def error(self, *args: Any, **kwargs: Any) -> None:
@@ -96,6 +99,8 @@ class Connection:
                 kind, data = item
                 if kind == "t":
                     await ws.send_text(data)
+                    metrics.sent_text(len(data))
+                    box.sent_bytes += len(data)
                     # After `ready` (always first) and after each status: the scalars so far.
                     await self._send_scalars()
                     continue
@@ -106,10 +111,11 @@ class Connection:
                         asyncio.get_running_loop().call_later(wait, box.wake.set)
                         break
                 await self._send_scalars()  # a frame never arrives before its step's scalars
-                if box.tensors is not None:
-                    data = wire.select(data, box.tensors)
+                data = subscriptions.cut(data, box)  # once per distinct subscription
                 last_frame = time.monotonic()
                 await ws.send_bytes(data)
+                metrics.sent_frame(len(data))
+                box.sent_bytes += len(data)
 
     def _scalars_due(self) -> None:
         self._scalars_timer = None
@@ -122,10 +128,20 @@ class Connection:
             steps, values = s.timeline.scalars_after(box.cursor)
             steps, values = steps[:HISTORY_BATCH], values[:HISTORY_BATCH]
             box.cursor = steps[-1]
-            await self.ws.send_text(_scalars_message(steps, values, s.epoch))
+            text = _scalars_message(steps, values, s.epoch)
+            await self.ws.send_text(text)
+            metrics.sent_text(len(text))
+            box.sent_bytes += len(text)
 
     # -- input ----------------------------------------------------------------------------
     async def run(self) -> None:
+        self.sessions.connections.add(self)
+        try:
+            await self._run()
+        finally:
+            self.sessions.connections.discard(self)
+
+    async def _run(self) -> None:
         self._join_url()
         sender = asyncio.create_task(self._send_loop())
         worker = asyncio.create_task(self._process())
@@ -227,10 +243,10 @@ class Connection:
         if s is None:
             msg = f"`{kind}` before `open` or `join`"
             raise SessionError("bad_message", msg, key="err.open_first")
+        if kind in polls.KINDS:  # the class's polls (backend/polls.py checks who may)
+            return polls.handle(self, s, msg)
         if kind == "subscribe":
-            self.box.tensors = None if msg.tensors == "*" else set(msg.tensors)
-            self.box.max_fps = msg.max_fps
-            return
+            return subscriptions.apply(self.box, msg, s)
         if kind == "fork":
             return await self._fork(s)
         if kind == "seek":
@@ -243,7 +259,8 @@ class Connection:
             msg = f"viewers cannot `{kind}`; fork to drive your own"
             raise SessionError("forbidden", msg, key="err.viewer", values={"action": kind})
         if kind == "share":
-            code = self.sessions.share(s)
+            code = await self.sessions.share(s)
+            subscriptions.watch_class(self)
             return self.reply(protocol.Shared(code=code, url=f"/join/{code}"))
         if kind == "view":
             return s.set_view(view_keys.check_state(msg.state, s.lab_cls, s.params))
@@ -322,7 +339,7 @@ class Connection:
             msg = "this connection already has a session"
             raise SessionError("bad_message", msg, key="err.has_session")
         if msg.code is not None:
-            s = self.sessions.by_code(msg.code, self.ip)
+            s = await self.sessions.by_code(msg.code, self.ip)
         else:
             s = self.sessions.get(msg.session)
         self._attach(s, self._role(s, msg.token))
@@ -341,7 +358,7 @@ class Connection:
                 role=role,
                 lab=s.lab_cls.id,
                 params=s.params.model_dump(),
-                schema=s.lab_cls.Params.model_json_schema(),
+                schema=joining.params_schema(s.lab_cls.Params),
                 seed=s.seed,
                 step=s.step,
                 state=s.state,
@@ -354,33 +371,21 @@ class Connection:
         self.box.cursor = -1  # the sender catches up the whole scalar history
         s.bus.subscribe(self.box)
         s.touch()
-        s.bus.publish_text(s.status())  # everyone sees the new connection count
+        joining.connections_changed(s)  # everyone sees the new count (coalesced)
         if s.view_state and role == "viewer":
             self.reply(protocol.View(state=s.view_state))
         if s.share_code and role == "driver":
+            subscriptions.watch_class(self)  # the class's bandwidth figure, every 2 s
             self.reply(protocol.Shared(code=s.share_code, url=f"/join/{s.share_code}"))
         latest = s.timeline.frame_at(s.step)
         if latest is not None:
             self.box.put_frame(latest)
+        polls.on_attach(self, s)  # a late joiner sees the open poll
 
     def _detach(self) -> None:
         s = self.session
         if s is not None:
             s.bus.unsubscribe(self.box)
             s.touch()
-            s.bus.publish_text(s.status())
+            joining.connections_changed(s)
             self.session = None
-
-
-def _scalars_message(steps: list[int], values: list[dict[str, float]], run: int) -> str:
-    """`scalars` (one step) or `history` (several), unvalidated: the hot path."""
-    if len(steps) == 1:
-        vals = {k: wire.json_number(v) for k, v in values[0].items()}
-        msg = protocol.Scalars.model_construct(run=run, step=steps[0], values=vals)
-        return json.dumps(protocol.dump_plain(msg))
-    names: dict[str, None] = {}
-    for v in values:
-        names.update(dict.fromkeys(v))
-    cols = {n: [wire.json_number(v[n]) if n in v else None for v in values] for n in names}
-    msg = protocol.History.model_construct(run=run, steps=steps, values=cols)
-    return json.dumps(protocol.dump_plain(msg))

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import gc
 import logging
+import secrets
+import socket
 import threading
 import time
 
@@ -16,6 +20,15 @@ from backend.config import Settings
 from backend.labs import REGISTRY
 from backend.protocol import KEPT_MAX_RUNS, KeptRun
 from backend.sessions import Session
+from backend.shared_state import (
+    HEARTBEAT_S,
+    ClassRef,
+    LocalState,
+    Published,
+    SharedUnavailable,
+    route_key,
+    shared_state,
+)
 from backend.store import RunStore
 
 log = logging.getLogger("shaomai.sessions")
@@ -39,15 +52,9 @@ def _warm_up() -> None:
     gc.freeze()
 
 
-class FailedAttempts(AttemptLimiter):
-    """AttemptLimiter whose events are failures: `full` asks without counting one."""
-
-    def full(self, key: str) -> bool:
-        q = self.events.get(key)
-        now = time.monotonic()
-        while q and now - q[0] > self.window:
-            q.popleft()
-        return bool(q) and len(q) >= self.limit
+def _shared_down(exc: SharedUnavailable) -> SessionError:
+    msg = "classes are briefly unavailable (the shared store is down); try again in a moment"
+    return SessionError("busy", msg, key="err.shared_down")
 
 
 def _class_of(s: Session) -> str | None:
@@ -58,19 +65,25 @@ def _class_of(s: Session) -> str | None:
 class SessionManager:
     def __init__(self, settings: Settings, store: RunStore | None = None):
         self.settings = settings
-        self.sessions: dict[str, Session] = {}
-        self.codes: dict[str, str] = {}  # join code -> session id
+        self.sessions: dict[str, Session] = {}  # changed through _add and _drop only
+        self._own: collections.Counter[str] = collections.Counter()  # address -> own sessions
+        self.codes: dict[str, str] = {}  # join code -> session id, of this replica's classes
+        self.replica = settings.replica or f"{socket.gethostname()}:{settings.port}"
+        # Join codes and per-address limits, shared by every replica (docs/deploy.md).
+        self.shared = shared_state(settings, self.replica)
+        self.connections: set = set()  # live websocket connections (backend.connection)
+        self.metrics_registry = None  # made at the first /metrics scrape
         # Classes saved before a restart, waiting for their teacher's restore: code -> lab.
         # Their code is not a wrong one (students' pages wait for it) and is not given out.
         self.classes_away: dict[str, str] = {}
-        # Failed join codes per address (guessing); a right code costs nothing, so a class of
-        # hundreds behind one school NAT joins at once (docs/security.md, "Limits").
-        self.joins = FailedAttempts(settings.join_attempts_per_min)
-        self.opens = AttemptLimiter(settings.sessions_per_ip_per_min)
+        # Failed join codes per address (guessing) and new sessions per address a minute are
+        # counted in `shared`; a right code costs nothing, so a class of hundreds behind one
+        # school NAT joins at once (docs/security.md, "Limits").
         # Forks of a shared session are the class's, counted per class, not per address.
         self.class_forks = AttemptLimiter(settings.class_forks_per_min)
         self.store = store  # the saved-runs store, for autosaves (None: no autosave)
         self._reaper: asyncio.Task | None = None
+        self._heartbeat: asyncio.Task | None = None
         self._autosaver: asyncio.Task | None = None
         self._autosaves: set[asyncio.Task] = set()  # autosaves on share, running
 
@@ -106,13 +119,11 @@ class SessionManager:
             msg = "the server is running its maximum number of sessions"
             raise SessionError("busy", msg, key="err.server_full")
         if class_code is None:
-            mine = sum(
-                1 for s in self.sessions.values() if s.owner_ip == ip and _class_of(s) is None
-            )
+            mine = self._own[ip] + await self.shared.others_own(ip)
             if mine >= self.settings.max_sessions_per_ip:
                 msg = "too many sessions from this address; close some first"
                 raise SessionError("busy", msg, key="err.address_sessions")
-            if not self.opens.allow(ip):
+            if not await self.shared.allow_open(ip):
                 msg = "too many new sessions from this address; wait a minute"
                 raise SessionError("busy", msg, key="err.address_new_sessions")
         else:
@@ -127,14 +138,15 @@ class SessionManager:
         session.forked_class = class_code
         session.kept = list(kept or ())[-KEPT_MAX_RUNS:]
         session.kept_made = len(session.kept)
-        self.sessions[session.id] = session
+        self._add(session)
         try:
             await session.start(state, step, scalars, frames)
         except Exception:
-            self.sessions.pop(session.id, None)
+            self._drop(session)
             await session.close()
             raise
         log.info("session %s opened: %s", session.id[:6], lab_id)
+        self._lease_soon(session)  # its owner lease now, not at the next heartbeat
         return session
 
     def get(self, session_id: str) -> Session:
@@ -145,43 +157,70 @@ class SessionManager:
         return session
 
     # -- classroom ------------------------------------------------------------------------
-    def share(self, session: Session) -> str:
-        """The session's join code (one per session; it expires with the session)."""
+    def _ref(self, session: Session) -> ClassRef:
+        return ClassRef(session.id, session.lab_cls.id, self.replica)
+
+    async def share(self, session: Session) -> str:
+        """The session's join code (one per session; it expires with the session), claimed
+        in the shared state so that no replica gives it out twice."""
         if session.share_code is None:
-            session.share_code = new_code(self.codes.keys() | self.classes_away.keys())
-            self.codes[session.share_code] = session.id
+            try:
+                while True:
+                    code = new_code(self.codes.keys() | self.classes_away.keys())
+                    if await self.shared.claim_code(code, self._ref(session)):
+                        break
+            except SharedUnavailable as exc:
+                raise _shared_down(exc) from None
+            session.share_code = code
+            self.codes[code] = session.id
             self._autosave_soon(session)  # a shared run is a class's: keep it from the start
         return session.share_code
 
-    def by_code(self, code: str, ip: str) -> Session:
-        """The session a join code names. Only wrong codes count against the address: past
-        `join_attempts_per_min` of them in a minute every lookup from it is refused (a
-        guesser learns nothing more, even from a right code), while a class of any size
-        behind one address joins with the right code at once."""
-        if self.joins.full(ip):
-            msg = "too many join attempts from this address; wait a minute"
-            raise SessionError("busy", msg, key="err.join_attempts")
-        code = normalize_code(code)
-        sid = self.codes.get(code)
-        if (sid is None or sid not in self.sessions) and code in self.classes_away:
-            msg = "this class is not back yet after the server restart; its teacher restores it"
-            lab = self.classes_away[code]
-            raise SessionError("not_found", msg, "code", "err.class_away", {"lab": lab})
-        if sid is None or sid not in self.sessions:
-            self.joins.allow(ip)  # one failed attempt
-            msg = "no class with this code (it may have ended)"
+    async def resolve_code(self, code: str, ip: str) -> ClassRef:
+        """Where a join code leads, on whichever replica runs it. Only wrong codes count
+        against the address: past `join_attempts_per_min` of them in a minute every lookup
+        from it is refused (a guesser learns nothing more, even from a right code), while a
+        class of any size behind one address joins with the right code at once."""
+        try:
+            if await self.shared.joins_full(ip):
+                msg = "too many join attempts from this address; wait a minute"
+                raise SessionError("busy", msg, key="err.join_attempts")
+            code = normalize_code(code)
+            ref = await self.shared.lookup(code)
+            if ref is None and code in self.classes_away:
+                msg = "this class is not back yet after the server restart; its teacher restores it"
+                lab = self.classes_away[code]
+                raise SessionError("not_found", msg, "code", "err.class_away", {"lab": lab})
+            if ref is None:
+                await self.shared.failed_join(ip)  # one failed attempt
+                msg = "no class with this code (it may have ended)"
+                raise SessionError("not_found", msg, "code", "err.no_class")
+        except SharedUnavailable as exc:
+            raise _shared_down(exc) from None
+        return ref
+
+    async def by_code(self, code: str, ip: str) -> Session:
+        """The session a join code names, on this replica (a `join` sent in band)."""
+        ref = await self.resolve_code(code, ip)
+        session = self.sessions.get(ref.session)
+        if session is None:  # another replica's class: the page asks /api/join first
+            msg = "this class runs on another replica; join it through /api/join/CODE"
             raise SessionError("not_found", msg, "code", "err.no_class")
-        return self.sessions[sid]
+        return session
 
     def reclaim_code(self, session: Session, code: str) -> None:
-        """A restored class's session takes its old join code back (if no live class has
-        it), so its students' waiting pages rejoin it."""
+        """A restored class's session takes its old join code back (if no live class here
+        has it), so its students' waiting pages rejoin it. The shared state hears it on the
+        next heartbeat (a restore replaces its own class's lease)."""
         if code in self.codes and self.codes[code] in self.sessions:
             return
         session.share_code = code
         self.codes[code] = session.id
         self.classes_away.pop(code, None)
+        if isinstance(self.shared, LocalState):  # one process: the code is back at once
+            self.shared.codes[code] = self._ref(session)
         self._autosave_soon(session)
+        self._background(self.beat())
         log.info("session %s: class %s restored", session.id[:6], code)
 
     async def fork(self, source: Session, ip: str) -> Session:
@@ -199,15 +238,19 @@ class SessionManager:
             scalars=history,
             kept=source.kept,
             class_code=source.share_code or _class_of(source),
+            session_id=f"{route_key(source.id)}.{secrets.token_urlsafe(12)}",
         )
         log.info("session %s forked from %s at step %d", forked.id[:6], source.id[:6], source.step)
         return forked
 
     # -- lifetime -------------------------------------------------------------------------
     async def close(self, session: Session) -> None:
-        self.sessions.pop(session.id, None)
+        self._drop(session)
         if session.share_code:
-            self.codes.pop(session.share_code, None)
+            if self.codes.get(session.share_code) == session.id:
+                del self.codes[session.share_code]
+            with contextlib.suppress(SharedUnavailable):  # else its lease simply runs out
+                await self.shared.drop_code(session.share_code, session.id)
         await session.close()
 
     async def reap(self) -> None:
@@ -216,17 +259,81 @@ class SessionManager:
             if len(s.bus) == 0 and now - s.last_active > self.settings.idle_grace_s:
                 log.info("session %s reaped after %.0f s idle", s.id[:6], now - s.last_active)
                 await self.close(s)
-        self.joins.prune()
-        self.opens.prune()
+        self.shared.prune()
         self.class_forks.prune()
+        await self._refresh_classes_away()
+
+    async def _refresh_classes_away(self) -> None:
+        """Classes saved lately that no replica runs now wait for their teacher's restore,
+        not counted as wrong codes: after a restart, and in a hosted deployment after the
+        replica running them died (the saved-runs store is shared)."""
+        if self.store is None:
+            return
+        try:
+            away = await asyncio.to_thread(self.store.classes, time.time() - CLASS_AWAY_S)
+        except Exception as exc:  # the database is away too: keep the last list
+            log.warning("classes away not refreshed: %s", exc)
+            return
+        self.classes_away = {c: lab for c, lab in away.items() if c not in self.codes}
+
+    # -- the shared state's leases ----------------------------------------------------------
+    def _add(self, s: Session) -> None:
+        self.sessions[s.id] = s
+        if _class_of(s) is None:
+            self._own[s.owner_ip] += 1
+
+    def _drop(self, s: Session) -> None:
+        if self.sessions.pop(s.id, None) is s and _class_of(s) is None:
+            self._own[s.owner_ip] -= 1
+            if not self._own[s.owner_ip]:
+                del self._own[s.owner_ip]
+
+    def _own_per_ip(self) -> dict[str, int]:
+        """Sessions each address opened here, students' forks of a class aside: counted as
+        they come and go (`_add`, `_drop`), not by a walk of every session at each open."""
+        return dict(self._own)
+
+    def _published(self) -> Published:
+        codes = {
+            code: self._ref(self.sessions[sid])
+            for code, sid in self.codes.items()
+            if sid in self.sessions
+        }
+        return Published(codes, self._own_per_ip(), list(self.sessions))
+
+    async def beat(self) -> None:
+        """Renew this replica's leases (its codes, sessions, counts) in the shared state."""
+        with contextlib.suppress(SharedUnavailable):  # logged once by the state; next beat
+            await self.shared.publish(self._published())
+
+    def _lease_soon(self, session: Session) -> None:
+        """A new session's owner lease and its address's count, alone (O(1) in Redis): a
+        whole beat per open made a storm of n opens O(n²) (docs/benchmarks.md, readers)."""
+        ip = None if _class_of(session) is not None else session.owner_ip
+
+        async def lease() -> None:
+            n = self._own[ip] if ip is not None else 0  # when sent: closes meanwhile count
+            with contextlib.suppress(SharedUnavailable):  # logged once; the next beat
+                await self.shared.opened(session.id, ip, n)
+
+        self._background(lease())
+
+    def _background(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._autosaves.add(task)
+        task.add_done_callback(self._autosaves.discard)
+
+    async def _beat_forever(self) -> None:
+        await self.shared.start()
+        while True:
+            await self.beat()
+            await asyncio.sleep(HEARTBEAT_S)
 
     # -- autosave -------------------------------------------------------------------------
     def _autosave_soon(self, session: Session) -> None:
         if self.store is None or self.settings.autosave_s <= 0:
             return
-        task = asyncio.get_running_loop().create_task(self.autosave(session, force=True))
-        self._autosaves.add(task)
-        task.add_done_callback(self._autosaves.discard)
+        self._background(self.autosave(session, force=True))
 
     async def autosave(self, session: Session, *, force: bool = False) -> str | None:
         """Save `session` into its autosave slot (replacing the last) if it moved since the
@@ -265,10 +372,14 @@ class SessionManager:
 
     def start(self) -> None:
         self._reaper = asyncio.create_task(self._reap_forever())
+        self._heartbeat = asyncio.create_task(self._beat_forever())
         if self.store is not None and self.settings.autosave_s > 0:
             self._autosaver = asyncio.create_task(self._autosave_forever())
         if self.store is not None:
-            self.classes_away = self.store.classes(since=time.time() - CLASS_AWAY_S)
+            try:
+                self.classes_away = self.store.classes(since=time.time() - CLASS_AWAY_S)
+            except Exception as exc:  # the database is away: start anyway, ask again on reap
+                log.warning("classes away not read at start: %s", exc)
         # In the background: /api/health answers at once, and a page opened right after
         # finds torch ready (or waits only for the rest of the import).
         threading.Thread(target=_warm_up, name="torch-warm-up", daemon=True).start()
@@ -282,6 +393,8 @@ class SessionManager:
     async def stop(self) -> None:
         if self._reaper:
             self._reaper.cancel()
+        if self._heartbeat:
+            self._heartbeat.cancel()
         if self._autosaver:
             self._autosaver.cancel()
         for task in list(self._autosaves):
@@ -297,3 +410,4 @@ class SessionManager:
                 await self.autosave(s)
         for s in list(self.sessions.values()):
             await self.close(s)
+        await self.shared.stop()

@@ -15,10 +15,14 @@ from pydantic import (
     model_validator,
 )
 
+from backend.protocol_polls import VOTER_ID, Poll, PollClose, PollNumeric, PollState, Vote  # noqa: F401
+
 PROTOCOL_VERSION = 1
 # A session id in the websocket URL (`/ws?session=ID`): url-safe base64, at least 22
-# characters (128 bits, as a page makes it: 16 random bytes) and at most 64.
-SESSION_ID = re.compile(r"[A-Za-z0-9_-]{22,64}")
+# characters (128 bits, as a page makes it: 16 random bytes) and at most 64. A fork's id
+# adds `.` and its own 96 random bits to its source's: the proxy routes on the part before
+# the dot (deploy/nginx.conf), so a fork lives on its source's replica.
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{22,64}(\.[A-Za-z0-9_-]{16})?")
 
 
 def valid_session_id(sid: str) -> bool:
@@ -102,9 +106,16 @@ class Infer(_Msg):
 
 
 class Subscribe(_Msg):
+    """What this connection is sent (docs/protocol.md "Subscriptions"): the named tensors,
+    one layer's and/or one head's maps (checked against the session's lab and params by
+    backend/subscriptions.py), `low`: u8 maps at half resolution and at most 5 frames/s."""
+
     type: Literal["subscribe"]
     tensors: list[Annotated[str, Field(max_length=128)]] | Literal["*"] = "*"
     max_fps: float | None = Field(default=None, gt=0, le=120)
+    layer: StrictInt | None = Field(default=None, ge=0)
+    head: StrictInt | None = Field(default=None, ge=0)
+    quality: Literal["full", "low"] = "full"
 
 
 class Share(_Msg):
@@ -136,8 +147,12 @@ class Save(_Msg):
     name: str = Field(default="", max_length=120)
 
 
+# The class poll's messages live in their own module (re-exported here).
+Polls = Poll | PollClose | Vote  # the client's poll messages, in ClientMessage
+
+
 ClientMessage = Annotated[
-    Open | Join | Control | Set | Seek | Infer | Subscribe | Share | View | Fork | Save,
+    Open | Join | Control | Set | Seek | Infer | Subscribe | Share | View | Fork | Save | Polls,
     Field(discriminator="type"),
 ]
 client_message = TypeAdapter(ClientMessage)
@@ -240,6 +255,16 @@ class Shared(_Out):
     url: str
 
 
+class ClassStats(_Out):
+    """To the driver every ~2 s while it has viewers: bytes/s sent (the class, each viewer)."""
+
+    type: Literal["class_stats"] = "class_stats"
+    viewers: int
+    bytes_per_s: float  # to all viewers together
+    per_viewer: float  # mean over the viewers
+    max_viewer: float  # the viewer sent the most
+
+
 class Saved(_Out):
     type: Literal["saved"] = "saved"
     run: str
@@ -278,7 +303,18 @@ class FrameHeader(_Out):
 
 
 ServerMessage = Annotated[
-    Ready | Status | Scalars | History | ParamsChanged | Error | View | Shared | Saved | Kept,
+    Ready
+    | Status
+    | Scalars
+    | History
+    | ParamsChanged
+    | Error
+    | View
+    | Shared
+    | Saved
+    | Kept
+    | PollState
+    | ClassStats,
     Field(discriminator="type"),
 ]
 server_message = TypeAdapter(ServerMessage)

@@ -1,4 +1,4 @@
-"""A saved run and what the store checks and packs about it, apart from SQLite.
+"""A saved run and what the store checks and packs about it, apart from the database.
 
 `SavedRun` is one run as the store holds it; the helpers hash a driver token, pack a lab's
 weights (torch's zip format, read back with weights_only=True so a crafted file cannot run
@@ -114,12 +114,19 @@ def run_bytes(run: SavedRun) -> int:
     return frames + len(run.weights) + 16 * len(run.scalars) + len(json.dumps(run.params)) + kept
 
 
+def check_name(name: str) -> None:
+    """A run's name: at most MAX_NAME_CHARS, and no NUL (PostgreSQL text cannot hold one)."""
+    if len(name) > MAX_NAME_CHARS:
+        raise ValueError(f"name: longer than {MAX_NAME_CHARS} characters")
+    if "\0" in name:
+        raise ValueError("name: a name cannot hold a NUL character")
+
+
 def check_run(run: SavedRun, max_bytes: int = MAX_RUN_BYTES) -> None:
     """Refuse a run the store must not hold: ValueError naming the field, or RunTooLarge."""
     if not LAB_ID.match(run.lab) or len(run.lab) > 64:
         raise ValueError(f"lab: {run.lab!r} is not a lab id")
-    if len(run.name) > MAX_NAME_CHARS:
-        raise ValueError(f"name: longer than {MAX_NAME_CHARS} characters")
+    check_name(run.name)
     if run.seed < 0 or run.step < 0:
         raise ValueError("seed and step must be ≥ 0")
     size = run_bytes(run)

@@ -17,7 +17,15 @@ from backend.saved_run import (
     unpack_weights,
 )
 from backend.sessions import Session
-from backend.store import RunStore
+from backend.store import RunStore, StoreUnavailable
+
+# The store's database does not answer (PostgreSQL down): the page shows this, in its
+# language, and the session keeps running; the next save tries again.
+STORE_KEY = "err.store_unavailable"
+
+
+def unavailable(exc: StoreUnavailable) -> SessionError:
+    return SessionError("busy", str(exc), key=STORE_KEY)
 
 
 def default_name(lab: str, step: int) -> str:
@@ -60,6 +68,10 @@ async def save_session(store: RunStore, s: Session, name: str, *, autosave: bool
         return await asyncio.to_thread(store.save, run)
     except RunTooLarge as exc:
         raise SessionError("too_large", str(exc)) from None
+    except StoreUnavailable as exc:
+        raise unavailable(exc) from None
+    except ValueError as exc:  # a name the store cannot hold (a NUL)
+        raise SessionError("bad_message", str(exc), "name") from None
 
 
 async def open_saved(
@@ -73,7 +85,10 @@ async def open_saved(
 ) -> Session:
     """A session from a saved run. A resume with the driver token the run was saved under
     (its teacher's page after a server restart) takes back the class code it had."""
-    run = await asyncio.to_thread(store.get, run_id)
+    try:
+        run = await asyncio.to_thread(store.get, run_id)
+    except StoreUnavailable as exc:
+        raise unavailable(exc) from None
     if run is None:
         raise SessionError("not_found", "no saved run with this id", "run", "err.no_run")
     state = await asyncio.to_thread(unpack_weights, run.weights)

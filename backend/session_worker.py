@@ -10,10 +10,8 @@ import copy
 import math
 import time
 
-import torch
-
 from backend import wire
-from backend.worker import step_gate
+from backend.worker import BUILDS, manual_seed, step_gate
 
 # Steps' scalars reach the loop in batches at most this far apart (or with a frame): a
 # wake-up of the event loop for every step cost a gpt session ~1% of its steps, and the
@@ -27,12 +25,13 @@ class WorkerSide:
     _reported_at, _submitted, _started, _extra and _report."""
 
     def _build(self, state: dict | None = None, step: int = 0) -> None:
-        torch.manual_seed(self.seed)
-        self.lab = self.lab_cls(self.params, self.seed, self.device)
-        if state is not None:  # a fork or a saved run: the weights and the step go on
-            self.lab.load_state_dict(state)
-        self._wstep = step
-        self._snapshot(self.epoch)
+        with BUILDS:  # in arrival order, a core at a time (backend/worker.py)
+            manual_seed(self.seed)
+            self.lab = self.lab_cls(self.params, self.seed, self.device)
+            if state is not None:  # a fork or a saved run: the weights and the step go on
+                self.lab.load_state_dict(state)
+            self._wstep = step
+            self._snapshot(self.epoch)
 
     def _copy_state(self) -> dict:
         return copy.deepcopy(self.lab.state_dict())

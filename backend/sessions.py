@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from backend import protocol, wire
+from backend import metrics, protocol, wire
 from backend.admission import SessionError, pick_device, validate_params
 from backend.bus import FrameBus
 from backend.config import Settings
@@ -136,6 +136,7 @@ class Session(WorkerSide):
         """Loop thread: record steps' scalars and a frame, and wake the connections."""
         if epoch != self.epoch:
             return
+        metrics.stepped(len(rows))
         for step, scalars in rows:
             self.timeline.add_scalars(step, scalars)
         if frame is not None:

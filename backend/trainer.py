@@ -27,7 +27,20 @@ from torch import Tensor, nn
 
 from backend.arms import Arm, ArmSpec, update_size  # Arm, ArmSpec: labs import them here
 from backend.labs.base import Frame, Lab, LabParams, TensorOut
+from backend.worker import manual_seed
 from models.stages import Stages, grad_stages, stage_grad_norms
+
+
+class StepsAndWarmup:
+    """For a training lab whose Params have `steps` (then it is done) and `warmup` (updates
+    over which the learning rate ramps up linearly; 0: none). List it before TrainingLab."""
+
+    def max_steps(self) -> int:
+        return self.params.steps
+
+    def schedule(self, t: int) -> float:
+        warm = self.params.warmup
+        return min(1.0, (t + 1) / warm) if warm else 1.0
 
 
 class TrainingLab(Lab):
@@ -147,7 +160,7 @@ class TrainingLab(Lab):
 
     # -- the engine -----------------------------------------------------------------------
     def __make_arm(self, i: int, spec: ArmSpec, several: bool) -> Arm:
-        torch.manual_seed(spec.seed)
+        manual_seed(spec.seed)
         model = spec.build().to(self.device)
         return Arm(
             index=i,

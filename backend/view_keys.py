@@ -13,6 +13,7 @@ below n_layers), "values"? (enum: the allowed strings)}.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 GENERIC: dict[str, dict[str, Any]] = {
@@ -20,8 +21,13 @@ GENERIC: dict[str, dict[str, Any]] = {
     "blank": {"type": "bool"},  # the projector blanked
     "scrub": {"type": "int", "min": -1, "max": 2**31 - 1},  # the step looked at (-1: live)
     "hover": {"type": "int", "min": -1, "max": 4096},  # the item hovered (-1: none)
+    "low": {"type": "bool"},  # low bandwidth: the class subscribes at quality low (streams.md)
+    # The lesson the driver is taking and its step (backend/lessons.py): a class follows it.
+    "lesson": {"type": "id"},
+    "lesson_step": {"type": "int", "min": 0, "max": 59},
 }
-TYPES = ("int", "float", "bool", "enum")
+TYPES = ("int", "float", "bool", "enum", "id")
+ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")  # a lesson's id
 
 
 def keys_of(lab_cls) -> dict[str, dict[str, Any]]:
@@ -70,6 +76,9 @@ def _problem(spec: dict[str, Any], value: Any, params) -> str | None:
         return None if isinstance(value, bool) else "must be true or false"
     if kind == "enum":
         return None if value in spec["values"] else f"must be one of {spec['values']}"
+    if kind == "id":
+        ok = isinstance(value, str) and ID.match(value)
+        return None if ok else "must be an id (a-z, 0-9 and -)"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return f"must be a number ({kind})"
     if kind == "int" and not isinstance(value, int):

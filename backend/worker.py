@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,24 @@ from backend.config import Settings
 def init_worker() -> None:
     # Many sessions share 2 cores: one torch thread each beats oversubscription.
     torch.set_num_threads(1)
+
+
+@functools.cache
+def _accelerated() -> bool:
+    return bool(
+        torch.cuda.is_available() or torch.backends.mps.is_available() or torch.xpu.is_available()
+    )
+
+
+def manual_seed(seed: int) -> None:
+    """torch.manual_seed, minus its accelerator seeding where there is no accelerator: on a
+    CPU-only machine it queues a lazy CUDA seed with a `traceback.format_stack()` (a stat of
+    every source file on the stack), 8% of a replica's CPU while 1,000 readers opened labs
+    at once (docs/benchmarks.md). The CPU generator gets the same seed either way."""
+    if _accelerated():
+        torch.manual_seed(seed)
+    else:
+        torch.default_generator.manual_seed(int(seed))
 
 
 def _libc_trim():
@@ -91,6 +110,13 @@ def step_gate(settings: Settings) -> StepGate:
         if _GATE is None:
             _GATE = StepGate(settings.step_slots or usable_cores())
         return _GATE
+
+
+# Builds (a new session's model and first picture) pass a gate of their own, in arrival
+# order, so a storm of opens finishes them one core at a time, first come first framed,
+# instead of a thousand worker threads sharing the GIL with each other and the event loop
+# and all finishing late. Apart from the steps' gate: a slow build never holds up a step.
+BUILDS = StepGate(usable_cores())
 
 
 _PICTURES: ThreadPoolExecutor | None = None

@@ -27,8 +27,12 @@ SCENARIOS = {
     "drawing": "bench.drawing",
     "limit": "bench.limit",
     "fanout": "bench.fanout",
+    "lecture": "bench.lecture",  # 1,000 Node viewers of one session, phones, a join storm
     "concurrency": "bench.concurrency",
     "real": "bench.real_models",  # chapter 8: SmolLM2 and MiniLM through a real server
+    "hosted": "bench.hosted",  # two replicas behind nginx with Redis and PostgreSQL
+    "readers": "bench.readers",  # 2,000 readers across replicas while a class follows
+    "insight": "bench.insight",  # issue 19: every lab, open → first frame → its effect
     "fuzz": "bench.fuzz",  # an extra scenario, when present: run() -> dict
 }
 

@@ -11,6 +11,7 @@ last JSON line. Every wait is bounded. Roles:
 - drivers:   n sessions play at once; each one's step at `mark` and at `stop`.
 - raw:       n clients of the bare endpoint (bench/rawserver.py); messages and bytes a second.
 - echo:      round trips of a small message through the bare endpoint (the loopback floor).
+- readers:   n readers each open their own session at once and wait for its first step (bench/reader_client.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import time
 from typing import Any
 
+from bench import reader_client
 from bench import wsproto as w
 
 LINE_TIMEOUT = 600.0  # the parent always answers long before this
@@ -126,13 +128,21 @@ async def viewers(spec: dict[str, Any], lines: Lines) -> dict[str, Any]:
     plays it at spec["speed"] steps/s on `go` and pauses on `stop`."""
     driving = "lab" in spec
     n = 1 if driving else spec["n"]
-    conns = await asyncio.gather(*(w.dial(spec["url"]) for _ in range(n)))
-    if driving:
-        ready = await w.open_lab(conns[0], spec["lab"], spec["params"])
-        session = ready["session"]
+    if spec.get("routed"):  # behind a proxy: the session id travels in the URL
+        if driving:
+            ws, ready = await w.open_routed(spec["url"], spec["lab"], spec["params"])
+            conns, session = [ws], ready["session"]
+        else:
+            session = spec["session"]
+            joined = await asyncio.gather(*(w.join_routed(spec["url"], session) for _ in range(n)))
+            conns = [ws for ws, _ in joined]
     else:
-        session = spec["session"]
-        await asyncio.gather(*(w.join(ws, session) for ws in conns))
+        conns = await asyncio.gather(*(w.dial(spec["url"]) for _ in range(n)))
+        if driving:
+            session = (await w.open_lab(conns[0], spec["lab"], spec["params"]))["session"]
+        else:
+            session = spec["session"]
+            await asyncio.gather(*(w.join(ws, session) for ws in conns))
     records: list[list[tuple[int, float, float]]] = [[] for _ in range(n)]
     texts = [0] * n
     window = {"open": False}
@@ -191,8 +201,11 @@ async def drivers(spec: dict[str, Any], lines: Lines) -> dict[str, Any]:
     n = spec["n"]
     conns = []
     for _ in range(n):  # one at a time: the server builds each lab on its own worker
-        ws = await w.dial(spec["url"])
-        await w.open_lab(ws, spec["lab"], spec["params"])
+        if spec.get("routed"):
+            ws, _ = await w.open_routed(spec["url"], spec["lab"], spec["params"])
+        else:
+            ws = await w.dial(spec["url"])
+            await w.open_lab(ws, spec["lab"], spec["params"])
         conns.append(ws)
     latest = [(0, time.time())] * n
     frames = [0] * n
@@ -268,6 +281,7 @@ ROLES = {
     "drivers": drivers,
     "raw": raw,
     "echo": echo,
+    "readers": reader_client.readers,  # an article's readers open a lab at once (hosted)
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import struct
 import time
 from typing import Any
@@ -60,6 +61,36 @@ async def open_lab(ws: ClientConnection, lab: str, params: dict | None = None) -
     _, ready = await until(ws, lambda m, f: not f and m["type"] == "ready", OPEN_TIMEOUT)
     await until(ws, lambda m, f: f, OPEN_TIMEOUT)
     return ready
+
+
+def new_session_id() -> str:
+    return secrets.token_urlsafe(16)  # as a page makes one
+
+
+async def open_routed(url: str, lab: str, params: dict | None = None):
+    """As a page opens a session behind a proxy: a new id in the URL (`/ws?session=ID`, so
+    nginx routes it to the replica that will run it), then `open`; returns (ws, ready)."""
+    ws = await dial(f"{url}?session={new_session_id()}")
+    await until_error_or(ws, "not_found")  # the id is free
+    return ws, await open_lab(ws, lab, params)
+
+
+async def join_routed(url: str, session: str):
+    """A viewer of `session` through a proxy: the id in the URL joins it on connect."""
+    ws = await dial(f"{url}?session={session}")
+    _, ready = await until(ws, lambda m, f: not f and m["type"] == "ready", OPEN_TIMEOUT)
+    return ws, ready
+
+
+async def until_error_or(ws: ClientConnection, code: str) -> None:
+    """The `error` with this code (expected, e.g. a fresh id's not_found)."""
+    deadline = time.monotonic() + OPEN_TIMEOUT
+    while True:
+        _, msg, raw = await recv(ws, max(0.1, deadline - time.monotonic()))
+        if raw is None and msg["type"] == "error":
+            if msg["code"] == code:
+                return
+            raise RuntimeError(f"server refused: {msg}")
 
 
 async def join(ws: ClientConnection, session: str) -> dict[str, Any]:

@@ -60,3 +60,17 @@ def test_a_client_process_steps_a_real_server_and_sees_the_frame_clock():
     assert [s["step"] for s in steps] == [1, 2, 3]
     for s in steps:  # every frame carried the server's clock (SHAOMAI_FRAME_CLOCK=1)
         assert s["delivery"] is not None and s["seconds"] > 0
+
+
+@pytest.mark.slow
+def test_the_lecture_scenario_runs_its_join_storm_with_node_viewers():
+    """bench/lecture.py at its tiniest: a driver plays, 20 Node viewers join at once."""
+    from types import SimpleNamespace
+
+    from bench import lecture
+
+    res = lecture.run(SimpleNamespace(quick=True, tiny=True))
+    figs = {f.name: f for f in res.figures}
+    assert figs["storm: viewers joined"].value == 20
+    assert figs["storm: driver control round trip, worst"].value is not None
+    assert res.raw["storm"]["cpu"]["server"] > 0

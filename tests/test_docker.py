@@ -19,10 +19,14 @@ from tests.conftest import free_port
 ROOT = Path(__file__).resolve().parent.parent
 
 
+HOSTED = {"nginx", "shaomai-1", "shaomai-2", "redis", "postgres"}
+
+
 def compose_service() -> tuple[dict, dict]:
     """(the shaomai service, the whole compose document)."""
     doc = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    assert set(doc["services"]) == {"shaomai"}
+    default = {name for name, svc in doc["services"].items() if "profiles" not in svc}
+    assert default == {"shaomai"}  # `docker compose up` starts the one process, as before
     return doc["services"]["shaomai"], doc
 
 
@@ -81,6 +85,40 @@ def test_compose_settings_are_real_settings():
     values = {k.removeprefix("SHAOMAI_").lower(): v for k, v in svc["environment"].items()}
     values = {k: json.loads(v) if str(v).startswith("[") else v for k, v in values.items()}
     Settings(**{k: v for k, v in values.items() if k in Settings.model_fields})
+
+
+def test_the_hosted_profile_is_nginx_two_replicas_redis_and_postgres():
+    _, doc = compose_service()
+    services = doc["services"]
+    hosted = {name for name, svc in services.items() if "hosted" in svc.get("profiles", [])}
+    assert hosted == HOSTED
+    fields = {f"SHAOMAI_{name.upper()}" for name in Settings.model_fields}
+    replicas = ["shaomai-1", "shaomai-2"]
+    for name in replicas:
+        svc = services[name]
+        env = svc["environment"]
+        assert {k for k in env if k.startswith("SHAOMAI_")} <= fields
+        assert env["SHAOMAI_REPLICA"] == name
+        assert env["SHAOMAI_REDIS_URL"].startswith("redis://redis:")
+        assert env["SHAOMAI_DATABASE_URL"].startswith("postgresql+psycopg://")
+        assert "@postgres:5432/" in env["SHAOMAI_DATABASE_URL"]
+        assert "ports" not in svc  # reached through nginx only
+        assert {dep: c["condition"] for dep, c in svc["depends_on"].items()} == {
+            "redis": "service_healthy",
+            "postgres": "service_healthy",
+        }
+    for name in HOSTED:
+        assert "healthcheck" in services[name], name
+    nginx = services["nginx"]
+    assert "./deploy/nginx.conf:/etc/nginx/nginx.conf:ro" in nginx["volumes"]
+    assert set(nginx["depends_on"]) == set(replicas)
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    upstream = re.findall(r"^\s*server (shaomai-\d+):8000", conf, re.M)
+    assert upstream == replicas  # nginx names every replica the compose file starts
+    assert f"listen {nginx['ports'][0].split(':')[1]};" in conf
+    assert "hash $shaomai_route consistent;" in conf and "$arg_session" in conf
+    named = {v.split(":")[0] for svc in services.values() for v in svc.get("volumes", [])}
+    assert {v for v in named if not v.startswith(".")} <= set(doc["volumes"])
 
 
 def test_dockerfile_agrees_with_compose():

@@ -20,9 +20,10 @@ import torch
 from pydantic import ValidationInfo, field_validator
 
 from backend.labs import register
+from backend.labs._masked_task import MaskedTask
 from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
 from backend.optim import OptimConfig
-from backend.trainer import Arm, ArmSpec, TrainingLab
+from backend.trainer import Arm, ArmSpec, StepsAndWarmup, TrainingLab
 from models.data.tasks import BOS, make_task, masked_loss, score
 from models.hooks import capture
 from models.transformer import Transformer, TransformerConfig
@@ -139,7 +140,7 @@ TITLES = {
 
 
 @register
-class AttentionVariantsLab(TrainingLab):
+class AttentionVariantsLab(MaskedTask, StepsAndWarmup, TrainingLab):
     id = "attention-variants"
     chapter = 7
     order = 2
@@ -203,22 +204,6 @@ class AttentionVariantsLab(TrainingLab):
         acts = 5 * 4 * per_arm
         mb = (weights + acts) / 2**20 + TIMELINE_MB
         return mb, "batch" if acts >= weights else "d_model"
-
-    def max_steps(self) -> int:
-        return self.params.steps
-
-    def schedule(self, t: int) -> float:
-        warm = self.params.warmup
-        return min(1.0, (t + 1) / warm) if warm else 1.0
-
-    def batch(self, gen: torch.Generator):
-        x, y, mask = self.task.sample(self.params.batch, gen)
-        return x.to(self.device), y.to(self.device), mask.to(self.device)
-
-    def loss(self, arm: Arm, batch):
-        x, y, mask = batch
-        logits = arm.model(x)
-        return masked_loss(logits, y, mask), logits
 
     def arm_scalars(self, arm: Arm, batch, out) -> dict[str, float]:
         if out is None:

@@ -23,10 +23,11 @@ from typing import Any
 import torch
 
 from backend.labs import register
+from backend.labs._gpt_cell import CellInput, cell_frame
 from backend.labs._gpt_frames import InferInput, example_picture, generation_frames
 from backend.labs._gpt_params import TASKS, TEXTS, Params
 from backend.labs._gpt_source import TaskSource, TextSource
-from backend.labs.base import Frame, LabError, TensorOut
+from backend.labs.base import Frame, LabError, TensorOut, validate_input
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data.tasks import DEFAULT_REVERSE, make_task
@@ -239,6 +240,12 @@ class GPTLab(TrainingLab):
         return [*tensors, TensorOut("grad_norm", norms, "f16", arm.stage_labels)], example
 
     # -- generation -----------------------------------------------------------------------
+    def infer(self, data: dict[str, Any]) -> Iterator[Frame]:
+        """A `cell` asks for one attention cell's arithmetic (_gpt_cell); else generation."""
+        if isinstance(data, dict) and "cell" in data:
+            return iter([cell_frame(self, validate_input(CellInput, data, self))])
+        return super().infer(data)
+
     def answer(self, inp: InferInput) -> Iterator[Frame]:
         self.n_infer += 1
         pace = min(PACE_S, PACE_TOTAL_S / inp.max_new)

@@ -6,6 +6,7 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.labs import REGISTRY, catalog_entry
+from backend.labs.experiments import experiments_for
 from backend.routes.problems import problem
 
 router = APIRouter(prefix="/api", tags=["catalog"])
@@ -26,13 +27,14 @@ class LabInfo(BaseModel):
     tensors: list[str]
     params_schema: dict[str, Any] = Field(alias="schema")
     view_keys: dict[str, dict[str, Any]] = {}  # backend/view_keys.py: generic + the lab's
+    experiments: list[dict[str, Any]] = []  # "try this next" (backend/labs/experiments.py)
 
 
 @router.get("/labs")
 def list_labs() -> list[LabInfo]:
     """Every lab with its chapter, zh/en title and description, and its params' JSON Schema."""
     labs = sorted(REGISTRY.values(), key=lambda c: (c.chapter, c.order, c.id))
-    return [LabInfo.model_validate(catalog_entry(c)) for c in labs]
+    return [_info(c) for c in labs]
 
 
 @router.get("/labs/{lab_id}", responses=problem(404))
@@ -40,4 +42,8 @@ def get_lab(lab_id: str) -> LabInfo:
     cls = REGISTRY.get(lab_id)
     if cls is None:
         raise HTTPException(404, f"no lab {lab_id!r}")
-    return LabInfo.model_validate(catalog_entry(cls))
+    return _info(cls)
+
+
+def _info(cls: type) -> LabInfo:
+    return LabInfo.model_validate({**catalog_entry(cls), "experiments": experiments_for(cls.id)})

@@ -12,12 +12,13 @@ import json
 import re
 from functools import lru_cache
 from html import escape
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from pydantic import BaseModel
 
 from backend.admission import SessionError
 from backend.classroom import ALPHABET, CODE_LENGTH, normalize_code, qr_svg
@@ -25,7 +26,7 @@ from backend.deps import SessionsDep, SettingsDep
 from backend.routes.problems import problem
 
 router = APIRouter(tags=["classroom"])
-I18N = Path(__file__).resolve().parents[2] / "frontend" / "i18n"
+I18N = FilePath(__file__).resolve().parents[2] / "frontend" / "i18n"
 CODE_SHAPE = re.compile(f"[{ALPHABET}]{{{CODE_LENGTH}}}")
 
 
@@ -55,12 +56,56 @@ def _ip(request: Request) -> str:
     return request.client.host if request.client else "?"
 
 
-def _lookup(code: str, request: Request, sessions) -> str:
+def _status(exc: SessionError) -> int:
+    """404 no such class; 429 too many wrong codes; 503 the shared store is down."""
+    if exc.code != "busy":
+        return 404
+    return 503 if exc.key == "err.shared_down" else 429
+
+
+async def _lookup(code: str, request: Request, sessions) -> str:
     try:
-        return sessions.by_code(code, _ip(request)).lab_cls.id
+        return (await sessions.resolve_code(code, _ip(request))).lab
     except SessionError as exc:
-        status = 429 if exc.code == "busy" else 404
-        raise HTTPException(status, str(exc)) from None
+        raise HTTPException(_status(exc), str(exc)) from None
+
+
+class ClassFound(BaseModel):
+    session: str  # connect to /ws?session=ID: the proxy routes it to the replica running it
+    lab: str
+
+
+class ClassProblem(BaseModel):
+    """A protocol `error` (docs/protocol.md) with FastAPI's `detail`: the page says it in
+    its own language from `key` and `values`."""
+
+    detail: str
+    code: str
+    field: str | None = None
+    key: str | None = None
+    values: dict | None = None
+
+
+@router.get(
+    "/api/join/{code}",
+    responses={
+        404: {"model": ClassProblem},
+        429: {"model": ClassProblem},
+        503: {"model": ClassProblem},
+    },
+)
+async def join_lookup(
+    code: Annotated[str, Path(max_length=64)], request: Request, sessions: SessionsDep
+):
+    """The class a join code names, from any replica: its session id and lab. Wrong codes
+    count against the address (docs/security.md); 503 while the shared store is down."""
+    try:
+        ref = await sessions.resolve_code(code, _ip(request))
+    except SessionError as exc:
+        err = exc.as_error()
+        body = ClassProblem(detail=err.message, **err.model_dump(exclude={"type", "message"}))
+        return JSONResponse(body.model_dump(), status_code=_status(exc))
+    return ClassFound(session=ref.session, lab=ref.lab)
 
 
 _STYLE = """
@@ -124,7 +169,7 @@ def _page(lang: str, status: int, code: str = "", problem_text: str = "") -> HTM
     return HTMLResponse(join_html(lang, code, problem_text), status_code=status)
 
 
-def _join(code: str, request: Request, sessions, lang: str | None) -> Response:
+async def _join(code: str, request: Request, sessions, lang: str | None) -> Response:
     """Redirect to the class, or the page again with a sentence (404 / 429 / 422)."""
     reader = reader_lang(request, lang)
     s = _strings(reader)
@@ -136,7 +181,7 @@ def _join(code: str, request: Request, sessions, lang: str | None) -> Response:
     if not CODE_SHAPE.fullmatch(norm):  # a letter no code has (O, I, 0, 1...)
         return _page(reader, 404, norm, s["joinpage.not_found"].replace("{code}", norm))
     try:
-        lab = sessions.by_code(norm, _ip(request)).lab_cls.id
+        lab = (await sessions.resolve_code(norm, _ip(request))).lab
     except SessionError as exc:
         if exc.key == "err.class_away":  # back after its teacher's restore: the page waits
             lab = exc.values["lab"]
@@ -153,7 +198,7 @@ LangQuery = Annotated[str | None, Query(max_length=8)]
 
 @router.get("/join", include_in_schema=False)
 @router.get("/join/", include_in_schema=False)
-def join_form(
+async def join_form(
     request: Request,
     sessions: SessionsDep,
     code: Annotated[str | None, Query(max_length=64)] = None,
@@ -162,16 +207,16 @@ def join_form(
     """The page to type a code on (the join card says "open the link and type the code")."""
     if code is None or not code.strip():
         return _page(reader_lang(request, lang), 200)
-    return _join(code, request, sessions, lang)
+    return await _join(code, request, sessions, lang)
 
 
 @router.get("/join/{code}", include_in_schema=False)
-def join_page(
+async def join_page(
     code: str, request: Request, sessions: SessionsDep, lang: LangQuery = None
 ) -> Response:
     """The link in the QR code: opens the lab page as a viewer of the teacher's session; a
     wrong or ended code answers the join page with a sentence in the reader's language."""
-    return _join(code, request, sessions, lang)
+    return await _join(code, request, sessions, lang)
 
 
 @router.get(
@@ -179,9 +224,11 @@ def join_page(
     # 404: no class has this code; 429: too many join attempts from this address.
     responses={200: {"content": {"image/svg+xml": {}}}, **problem(404, 429)},
 )
-def join_qr(code: str, request: Request, sessions: SessionsDep, settings: SettingsDep) -> Response:
+async def join_qr(
+    code: str, request: Request, sessions: SessionsDep, settings: SettingsDep
+) -> Response:
     """A QR code of the join link, made on the server (no external service)."""
-    _lookup(code, request, sessions)
+    await _lookup(code, request, sessions)
     base = (
         settings.public_url.rstrip("/")
         if settings.public_url

@@ -3,8 +3,10 @@ save or autosave of a live session, and the export of a live session (docs/proto
 "Saved runs and autosave over HTTP").
 
 Saving a live session and reopening a saved one go through the websocket; these routes are
-the catalog of what is stored. The store's calls block (SQLite, torch.load), so routes are
-plain `def` (FastAPI runs them in its thread pool) or hand the work to a thread.
+the catalog of what is stored. The store's calls block (the database, torch.load), so routes
+are plain `def` (FastAPI runs them in its thread pool) or hand the work to a thread. A
+database that does not answer (PostgreSQL down) is a 503 with the store's message, on every
+route here, through the router's route class.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import dataclasses
 import json
 import secrets
 import threading
-from typing import Annotated
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, HTTPException, Query, Request, Response
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field, ValidationError
 
 from backend.deps import SessionsDep, SettingsDep, StoreDep
@@ -26,9 +30,28 @@ from backend.routes.problems import problem
 from backend.run_export import RunFile, export_json, import_json, parse_json
 from backend.saved_run import LAB_ID, MAX_NAME_CHARS, RunTooLarge, SavedRun, hash_token
 from backend.saving import snapshot_run
-from backend.store import RunStore
+from backend.store import RunStore, StoreUnavailable
 
-router = APIRouter(prefix="/api/runs", tags=["runs"])
+
+class _StoreRoute(APIRoute):
+    """StoreUnavailable from a route (its store call, or one in a thread it awaited) -> 503
+    with the store's message, and Retry-After: the server is fine, its database is not."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except StoreUnavailable as exc:
+                raise HTTPException(503, str(exc), headers={"Retry-After": "30"}) from None
+
+        return route
+
+
+router = APIRouter(
+    prefix="/api/runs", tags=["runs"], route_class=_StoreRoute, responses=problem(503)
+)
 
 # One import at a time: each holds the file, its parsed JSON and the decoded run in memory.
 _IMPORT_LOCK = threading.Lock()
@@ -186,7 +209,11 @@ def rename_run(
     name = body.name.strip()
     if not name:
         raise HTTPException(422, "name: a name has at least one character besides spaces")
-    if not x_shaomai_token or not store.rename(run_id, x_shaomai_token, name):
+    try:
+        renamed = bool(x_shaomai_token) and store.rename(run_id, x_shaomai_token, name)
+    except ValueError as exc:  # a name the store cannot hold (a NUL)
+        raise HTTPException(422, str(exc)) from None
+    if not renamed:
         raise HTTPException(403, "only the driver who saved this run may rename it")
     return RunSummary(**store.summary(run_id))
 

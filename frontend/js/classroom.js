@@ -2,11 +2,12 @@
 import { t } from './core/i18n.js';
 import { notice } from './core/notices.js';
 import { labViewKeys, LEGACY_VIEW_KEYS, storeKey } from './core/url.js';
+import { classBandwidth } from './classBandwidth.js';
 
 // The view state a class follows: the lab's declared view keys (its catalog entry's
 // `view_keys`) plus the generic ones. Store key -> wire name (the hovered token is the
 // store's `hoverToken`, `hover` on the wire, -1 for none).
-const GENERIC = ['present', 'blank', 'hover']; // `scrub` follows the scrubber, below
+const GENERIC = ['present', 'blank', 'hover', 'low']; // `scrub` follows the scrubber, below; `low`: classBandwidth.js
 // A restore after a server restart proves with the lost session's driver token that this
 // page drove it, so the class code comes back; the token waits in this tab, not the URL.
 const restoreKey = (run) => `shaomai:restore:${run}`;
@@ -64,6 +65,8 @@ export function classroom(root, { client, store, scrub, toast, labId, viewKeys =
   document.body.append(overlay);
   overlay.querySelector('.close').onclick = () => { overlay.hidden = true; share.focus(); };
   overlay.addEventListener('keydown', (e) => { if (e.key === 'Escape') overlay.querySelector('.close').click(); });
+  // The class's bytes/s and the low-bandwidth switch: in the toolbar and on the share card.
+  const band = classBandwidth([root, overlay.querySelector('.share-card .hint').parentElement], { client, store });
 
   client.on('shared', (m) => {
     const link = `${location.origin}${m.url}`;
@@ -137,8 +140,8 @@ export function classroom(root, { client, store, scrub, toast, labId, viewKeys =
   const waitForClass = (code) => {
     notice(document.querySelector('#notice'), t('note.class_away', { code: code.replace(/(...)(...)/, '$1 $2') }), [], 'warn');
     clearTimeout(waiting);
-    // On this socket; a dropped one reconnects by itself with the page's join (the code).
-    waiting = setTimeout(() => client.send({ type: 'join', code }), 3000);
+    // Asked of any replica; the class may come back on another one.
+    waiting = setTimeout(() => client.joinClass(code), 3000);
   };
   client.on('ready', () => {
     if (waiting === null) return;
@@ -146,7 +149,7 @@ export function classroom(root, { client, store, scrub, toast, labId, viewKeys =
     notice(document.querySelector('#notice'), '');
   });
   return {
-    relabel: renderRole,
+    relabel: () => { renderRole(); band.relabel(); },
     waitForClass,
     /** The driver scrubbed (step) or went back to live (-1). */
     scrubbed(step) {

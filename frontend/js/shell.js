@@ -14,8 +14,12 @@ import { classroom, keepRestoreToken, restoreToken } from './classroom.js';
 import { ago, errorSentence, labelOf, linkRefused, notice, serverWhy, toast } from './core/notices.js';
 import { announcer, stepRate } from './components/liveReadouts.js';
 import { viewing } from './components/viewing.js';
-import { lastRun, forgetRun, rememberRun } from './core/runs.js';
+import { lastRun, forgetRun, latestSaved, rememberRun } from './core/runs.js';
 import { presenter } from './presenter.js';
+import { polls } from './polls.js';
+import { lesson } from './lesson.js';
+import { tryNext } from './components/tryNext.js';
+import { shortcutHelp } from './components/shortcutHelp.js';
 
 const $ = (s) => document.querySelector(s);
 
@@ -113,6 +117,7 @@ async function main() {
   };
   const view = mod.default($('#view'), ctx);
   canvasExport($('#view'));
+  tryNext($('#view'), ctx); // "try this next": the lab's experiments, under the view
 
   const bar = controls($('#controls'), { onAction: (action, extra) => client.control(action, extra) });
   // One rule for play/step: the lab's catalog `plays` (true; false: a step only redraws what
@@ -348,12 +353,7 @@ async function main() {
   // The lost session's last saved or autosaved state, if the server kept one.
   const offerRestore = async (session) => {
     if (!session) return;
-    let last = null;
-    try {
-      // The newest run saved (by hand or autosave) from the lost session (docs/protocol.md).
-      const r = await fetch(`/api/runs/latest?session=${encodeURIComponent(session)}`);
-      if (r.ok) last = await r.json();
-    } catch { /* no offer */ }
+    const last = await latestSaved(session);
     if (!last || !last.id || last.lab !== labId) return;
     const at = last.created ? last.created * 1000 : Date.now();
     const label = last.autosave ? t('note.restore_auto', { step: last.step, ago: ago(at) }) : t('note.restore', { step: last.step });
@@ -372,6 +372,9 @@ async function main() {
   });
 
   presenter({ store, client, scrub, bar, url, viewKeys });
+  shortcutHelp(); // `?`: the keyboard help
+  polls({ store, client }); // predict, then run: the class's votes
+  lesson({ store, client, info, labId });
   // Plotly charts size themselves on window resizes only: follow layout changes too.
   const resizePlots = () => requestAnimationFrame(() => requestAnimationFrame(() => {
     if (!Plotly) return; // a lazy view's charts: sized when plotly arrives

@@ -10,6 +10,12 @@ Qwen do). QK-norm normalises q and k per head before RoPE. As in TransformerLens
 hook_v hold this step's new rows, [B, n_kv_heads, T, d_head]. ALiBi's distance penalty is
 part of `hook_attn_scores` (the scores the softmax sees, before the causal mask).
 
+Sparse attention (`cfg.sparse` other than "dense"; models.transformer.sparse): the causal
+mask is replaced by the sparse one, a bool mask to SDPA in the fused path (with ALiBi: -inf
+in the bias), the same mask on the explicit path's scores, so `hook_pattern` is zero outside
+it; `hook_mask` holds it ([T, S], or [B, H, T, S] for block selection). A dense config takes
+none of this code.
+
 CLA (kv_share > 1): a layer that does not own K/V has only a query projection and reads
 its owner's (k, v) — all positions, cache included — from `shared`, filled by the owner
 earlier in the same forward pass.
@@ -29,6 +35,7 @@ from models.positional import alibi_bias, alibi_slopes, apply_rope, rope_cos_sin
 from models.transformer.cache import KVCache
 from models.transformer.config import TransformerConfig
 from models.transformer.norms import make_norm
+from models.transformer.sparse import sparse_mask
 
 
 def causal_mask(t_new: int, t_past: int, device: torch.device | None = None) -> Tensor:
@@ -78,6 +85,7 @@ class AttentionCore(nn.Module):
         self.causal = cfg.causal and not cross  # memory positions are all visible
         self.rope = cfg.positional == "rope" and not cross
         self.alibi = cfg.positional == "alibi" and not cross
+        self.sparse = cfg if cfg.sparse != "dense" and not cross else None
         self.dropout = cfg.dropout
         self.pattern_drop = nn.Dropout(cfg.dropout)
         self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
@@ -88,6 +96,8 @@ class AttentionCore(nn.Module):
             self.hook_rot_q, self.hook_rot_k = HookPoint(), HookPoint()
         if self.alibi:
             self.register_buffer("alibi_slopes", alibi_slopes(cfg.n_heads), persistent=False)
+        if self.sparse is not None:
+            self.hook_mask = HookPoint()  # the sparse mask, causal part included
 
     def wants_pattern(self) -> bool:
         return is_capturing(self.hook_attn_scores) or is_capturing(self.hook_pattern)
@@ -103,7 +113,12 @@ class AttentionCore(nn.Module):
             return self.hook_z(self._explicit(q, k, v, t_past, key_mask))
         T = q.shape[2]
         mask, is_causal = None, False
-        if self.alibi:
+        if self.sparse is not None:
+            mask = self._sparse(q, k, t_past)  # [T, S] or [B, H, T, S] bool
+            if self.alibi:
+                bias = alibi_bias(self.alibi_slopes, T, t_past, q.device).to(q.dtype)
+                mask = bias.masked_fill(~mask, float("-inf"))  # [H, T, S] or [B, H, T, S]
+        elif self.alibi:
             mask = self._bias(T, t_past, q.device).to(q.dtype)  # [H, T, S], -inf masked
         elif self.causal and t_past == 0 and key_mask is None:
             is_causal = True  # top-left aligned mask is right when q and k start together
@@ -124,6 +139,9 @@ class AttentionCore(nn.Module):
         )  # [B, H, T, d_v]
         return self.hook_z(z)
 
+    def _sparse(self, q: Tensor, k: Tensor, t_past: int) -> Tensor:
+        return self.hook_mask(sparse_mask(self.sparse, q, k, t_past))
+
     def _bias(self, T: int, t_past: int, device: torch.device) -> Tensor:
         """ALiBi's penalty with the causal mask folded in as -inf: [H, T, S]."""
         bias = alibi_bias(self.alibi_slopes, T, t_past, device)  # [H, T, S]
@@ -135,6 +153,7 @@ class AttentionCore(nn.Module):
         self, q: Tensor, k: Tensor, v: Tensor, t_past: int, key_mask: Tensor | None = None
     ) -> Tensor:
         """The same maths as the fused kernel, with the pattern materialised and hooked."""
+        allowed = self._sparse(q, k, t_past) if self.sparse is not None else None
         if k.shape[1] != q.shape[1]:  # GQA / MQA: each KV head serves a group of queries
             group = q.shape[1] // k.shape[1]
             k = k.repeat_interleave(group, dim=1)  # [B, H, S, d_qk]
@@ -143,7 +162,9 @@ class AttentionCore(nn.Module):
         if self.alibi:
             scores = scores + alibi_bias(self.alibi_slopes, q.shape[2], t_past, q.device)
         scores = self.hook_attn_scores(scores)
-        if self.causal:
+        if allowed is not None:  # sparse: the causal mask is part of it
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        elif self.causal:
             allowed = causal_mask(q.shape[2], t_past, q.device)  # [T, S]
             scores = scores.masked_fill(~allowed, float("-inf"))
         if key_mask is not None:

@@ -54,3 +54,31 @@ class KVCache:
             new = tuple(torch.cat([a, b], dim=-2) for a, b in zip(old, new, strict=True))
         self.entries[layer] = new
         return new
+
+
+@dataclass
+class StateCache:
+    """A recurrent mixer's memory (mixer linear, delta or ssm): per layer a fixed-size state
+    (linear: S [B, H, d_head, d_head] and z [B, H, d_head]; delta: S; ssm: h [B, d_inner,
+    d_state]), replaced each step, never grown. `rows` counts the positions seen (the next
+    token's position); `nbytes` stays the config's `state_bytes_per_sequence()` × batch at
+    any length."""
+
+    entries: list[tuple[Tensor, ...] | None] = field(default_factory=list)
+    seen: int = 0
+
+    @classmethod
+    def empty(cls, n_layers: int) -> StateCache:
+        return cls([None] * n_layers)
+
+    @property
+    def rows(self) -> int:
+        return self.seen
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.nbytes for entry in self.entries if entry is not None for t in entry)
+
+    def advance(self, n: int) -> None:
+        """The model ran n more positions through every layer."""
+        self.seen += n

@@ -23,7 +23,8 @@ RopeLayout = Literal["rotate_half", "interleaved"]
 NormKind = Literal["layernorm", "rmsnorm"]
 NormPlacement = Literal["pre", "post", "sandwich", "olmo2"]
 FFNKind = Literal["relu", "gelu", "swiglu", "moe"]
-Mixer = Literal["softmax"]
+Mixer = Literal["softmax", "linear", "delta", "ssm"]
+SparseKind = Literal["dense", "window", "strided", "block"]
 
 _CHOICES = {
     "attention": ("mha", "mla"),
@@ -32,7 +33,8 @@ _CHOICES = {
     "norm": ("layernorm", "rmsnorm"),
     "norm_placement": ("pre", "post", "sandwich", "olmo2"),
     "ffn": ("relu", "gelu", "swiglu", "moe"),
-    "mixer": ("softmax",),  # the seam: linear attention and an SSM join here later
+    "mixer": ("softmax", "linear", "delta", "ssm"),  # token mixers (linear_attention.py, ssm.py)
+    "sparse": ("dense", "window", "strided", "block"),
 }
 
 
@@ -74,7 +76,23 @@ class TransformerConfig:
     shared_expert: bool = False  # MoE only: one more expert every token passes through
     expert_ffn: int = 0  # MoE only: each expert's SwiGLU width; 0 = d_ff
     balance_coef: float = 0.01  # MoE only: weight of the load-balancing loss (Switch: 0.01)
-    mixer: Mixer = "softmax"  # the token mixer; only softmax attention for now
+    dense_layers: int = 0  # MoE only: the first layers keep a dense SwiGLU of d_ff (DeepSeek-V3: 3)
+    # The token mixer: softmax attention (attention.py, mla.py), or one with a fixed-size
+    # recurrent state instead of a growing cache: linear attention (φ = elu + 1), the delta
+    # rule (it overwrites what a key holds), a diagonal SSM (d_state numbers per channel).
+    mixer: Mixer = "softmax"
+    d_state: int = 8  # SSM only: state numbers per channel (S4D / Mamba: 16)
+    # Sparse softmax attention: which earlier keys a query may see, on top of the causal mask.
+    # window: the last `window` keys, itself included; strided: those and every key a
+    # multiple of `stride` back (Sparse Transformer); block: keys in blocks of `block_size`,
+    # each query sees its own block and the `top_blocks` earlier blocks its scores rate best.
+    # `sinks` first tokens stay visible to every query (StreamingLLM), with any kind.
+    sparse: SparseKind = "dense"
+    window: int = 0
+    stride: int = 0
+    block_size: int = 0
+    top_blocks: int = 0
+    sinks: int = 0
     bias: bool = True  # biases on linear layers and LayerNorm (GPT-2 yes; Llama/Qwen no)
     tied_embeddings: bool = False  # unembedding = embedding matrix (GPT-2, Qwen3-0.6B: yes)
     dropout: float = 0.0  # synthetic tasks draw fresh samples every step: nothing to overfit
@@ -90,7 +108,8 @@ class TransformerConfig:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         derived = ("n_kv_heads", "d_head", "d_ff", "d_c", "d_cq", "d_rope", "expert_ffn")
-        for name in (*derived, "n_token_types"):
+        sparse_sizes = ("window", "stride", "block_size", "top_blocks", "sinks")
+        for name in (*derived, "n_token_types", "dense_layers", *sparse_sizes):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0 = derived), got {getattr(self, name)}")
         if self.d_head == 0:
@@ -109,10 +128,14 @@ class TransformerConfig:
                 "each key/value head serves a whole group of query heads"
             )
         self._check_attention()
+        self._check_mixer()
         if self.positional == "sinusoidal" and self.d_model % 2:
             raise ValueError("sinusoidal positions need an even d_model")
         if self.ffn == "moe" and not 1 <= self.top_k <= self.n_experts:
             raise ValueError(f"top_k {self.top_k} must be in 1..n_experts ({self.n_experts})")
+        if self.dense_layers and (self.ffn != "moe" or self.dense_layers > self.n_layers):
+            raise ValueError("dense_layers is MoE's: at most n_layers first layers kept dense")
+        self._check_sparse()
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         if self.norm_eps <= 0 or self.rope_theta <= 0:
@@ -144,6 +167,52 @@ class TransformerConfig:
             raise ValueError("MLA with RoPE needs d_rope > 0 (or mla_rope_in_latent=True)")
         if self.mla_rope_in_latent and self.d_head % 2:
             raise ValueError("RoPE inside the latent path rotates d_head: it must be even")
+
+    def _check_mixer(self) -> None:
+        """A recurrent mixer keeps only a state: nothing that needs every key (or its
+        position) at hand, and nothing of softmax attention's own variants."""
+        if self.mixer == "softmax":
+            return
+        refused = {
+            "attention='mla'": self.attention != "mha",
+            "RoPE or ALiBi positions": self.positional in ("rope", "alibi"),
+            "CLA (kv_share > 1)": self.kv_share != 1,
+            "cross-attention": self.cross_attention,
+            "GQA/MQA (n_kv_heads)": self.n_kv_heads != self.n_heads,
+            "qk_norm": self.qk_norm,
+            "causal=False": not self.causal,
+        }
+        bad = [name for name, on in refused.items() if on]
+        if bad:
+            raise ValueError(f"mixer={self.mixer!r} cannot combine with {', '.join(bad)}")
+        if self.d_state < 1:
+            raise ValueError(f"d_state must be at least 1, got {self.d_state}")
+
+    def _check_sparse(self) -> None:
+        need = {
+            "window": ("window",),
+            "strided": ("window", "stride"),
+            "block": ("block_size", "top_blocks"),
+        }
+        if self.sparse == "dense":
+            if self.window or self.stride or self.block_size or self.top_blocks or self.sinks:
+                raise ValueError(
+                    "window, stride, block_size, top_blocks and sinks need a sparse kind"
+                )
+            return
+        if self.mixer != "softmax" or not self.causal or self.cross_attention:
+            raise ValueError("sparse masks are for causal softmax self-attention")
+        for name in need[self.sparse]:
+            if getattr(self, name) < 1:
+                raise ValueError(f"sparse={self.sparse!r} needs {name} >= 1")
+        unused = {"window", "stride", "block_size", "top_blocks"} - set(need[self.sparse])
+        for name in sorted(unused):
+            if getattr(self, name):
+                raise ValueError(f"{name} is not used by sparse={self.sparse!r}: leave it 0")
+
+    def is_dense_ffn(self, layer: int) -> bool:
+        """Whether this layer's FFN is dense: every non-MoE model, MoE's first dense_layers."""
+        return self.ffn != "moe" or layer < self.dense_layers
 
     def replace(self, **changes) -> TransformerConfig:
         """A copy with changes, re-deriving the filled-in defaults unless they are given.
@@ -177,6 +246,11 @@ class TransformerConfig:
         return math.ceil(self.n_layers / self.kv_share)
 
     @property
+    def d_inner(self) -> int:
+        """SSM channels (expansion 1: one per model feature)."""
+        return self.d_model
+
+    @property
     def has_final_norm(self) -> bool:
         """Post-norm blocks end normalised already: no final norm (BERT, 2017)."""
         return self.norm_placement != "post"
@@ -189,7 +263,7 @@ class TransformerConfig:
         n += self.n_token_types * d + (self._norm_params(d) if self.embed_norm else 0)
         for layer in range(self.n_layers):
             n += self._attn_params(self.owns_kv(layer))
-            n += self._ffn_params()
+            n += self._ffn_params(layer)
             n += self._norms_per_block() * self._norm_params(d)
             if self.cross_attention:
                 n += self._linear(d, self.n_heads * self.d_head)  # cross q
@@ -205,11 +279,14 @@ class TransformerConfig:
         if self.ffn != "moe":
             return self.param_count()
         unused = (self.n_experts - self.top_k) * self._swiglu(self.expert_ffn)
-        return self.param_count() - self.n_layers * unused
+        return self.param_count() - (self.n_layers - self.dense_layers) * unused
 
     def kv_cache_numbers_per_token_per_layer(self) -> int:
         """Numbers one layer that owns a cache keeps per token: 2·n_kv_heads·d_head for
-        MHA/GQA/MQA (K and V), d_c + d_rope for MLA (the latent and the shared RoPE key)."""
+        MHA/GQA/MQA (K and V), d_c + d_rope for MLA (the latent and the shared RoPE key);
+        0 for a recurrent mixer (its state does not grow: `state_bytes_per_sequence`)."""
+        if self.mixer != "softmax":
+            return 0
         if self.attention == "mla":
             return self.d_c + self.d_rope
         return 2 * self.n_kv_heads * self.d_head
@@ -222,6 +299,24 @@ class TransformerConfig:
         """
         size = dtype if isinstance(dtype, int) else dtype.itemsize
         return self.n_kv_layers * self.kv_cache_numbers_per_token_per_layer() * size
+
+    def state_numbers_per_layer(self) -> int:
+        """Numbers a recurrent mixer keeps per sequence and layer, whatever the length:
+        linear attention S [d_head, d_head] and z [d_head] per head; the delta rule S per
+        head; the SSM d_state per channel. Softmax attention keeps none (its cache grows)."""
+        H, dh = self.n_heads, self.d_head
+        return {
+            "softmax": 0,
+            "linear": H * dh * (dh + 1),
+            "delta": H * dh * dh,
+            "ssm": self.d_inner * self.d_state,
+        }[self.mixer]
+
+    def state_bytes_per_sequence(self, dtype: torch.dtype | int = torch.float32) -> int:
+        """Bytes of a recurrent mixer's state over all layers, for one sequence of any length
+        (tests hold it equal to a real decode's `StateCache.nbytes`)."""
+        size = dtype if isinstance(dtype, int) else dtype.itemsize
+        return self.n_layers * self.state_numbers_per_layer() * size
 
     def kv_cache_bytes(
         self, tokens: int, batch: int = 1, dtype: torch.dtype | int = torch.float32
@@ -242,12 +337,12 @@ class TransformerConfig:
         weights = 0
         for layer in range(self.n_layers):
             weights += self._attn_matmul_weights(self.owns_kv(layer))
-            weights += self._ffn_matmul_weights()
+            weights += self._ffn_matmul_weights(layer)
             if self.cross_attention:
                 weights += 2 * d * H * dh  # q and out; K/V are computed once per memory row
         weights += d * self.d_vocab
         q_k = dh + (self.d_rope if self.attention == "mla" else 0)
-        attn = 2 * H * (q_k + dh) * context
+        attn = 2 * H * (q_k + dh) * context if self.mixer == "softmax" else self._state_flops()
         cross = 2 * H * 2 * dh * memory if self.cross_attention else 0
         return 2 * weights + self.n_layers * (attn + cross)
 
@@ -267,6 +362,8 @@ class TransformerConfig:
 
     def _attn_params(self, owns_kv: bool) -> int:
         d, H, dh = self.d_model, self.n_heads, self.d_head
+        if self.mixer != "softmax":
+            return self._mixer_params()
         out = self._linear(H * dh, d)
         if self.attention == "mha":
             q = self._linear(d, H * dh)
@@ -287,17 +384,39 @@ class TransformerConfig:
     def _swiglu(self, width: int) -> int:
         return 2 * self._linear(self.d_model, width) + self._linear(width, self.d_model)
 
-    def _ffn_params(self) -> int:
+    def _ffn_params(self, layer: int) -> int:
         d = self.d_model
         if self.ffn in ("relu", "gelu"):
             return self._linear(d, self.d_ff) + self._linear(self.d_ff, d)
-        if self.ffn == "swiglu":
+        if self.is_dense_ffn(layer):
             return self._swiglu(self.d_ff)
         experts = self.n_experts + (1 if self.shared_expert else 0)
         return d * self.n_experts + experts * self._swiglu(self.expert_ffn)  # router: no bias
 
+    def _mixer_params(self) -> int:
+        d, H, dh, Dn = self.d_model, self.n_heads, self.d_head, self.d_inner
+        if self.mixer == "ssm":  # in_proj (u, gate), out; A_log, B, C [Dn, N]; log_dt, D
+            return self._linear(d, 2 * Dn) + self._linear(Dn, d) + 3 * Dn * self.d_state + 2 * Dn
+        beta = self._linear(d, H) if self.mixer == "delta" else 0  # write strength per head
+        return self._linear(d, 3 * H * dh) + self._linear(H * dh, d) + beta
+
+    def _state_flops(self) -> int:
+        """One token's recurrent step, multiply-adds × 2: linear S += k vᵀ, z += k, qᵀS,
+        qᵀz; delta kᵀS, the write, qᵀS; SSM Ā⊙h, B̄x, C·h per channel and state."""
+        H, dh = self.n_heads, self.d_head
+        macs = {
+            "linear": H * (2 * dh * dh + 2 * dh),
+            "delta": H * 3 * dh * dh,
+            "ssm": 3 * self.d_inner * self.d_state,
+        }[self.mixer]
+        return 2 * macs
+
     def _attn_matmul_weights(self, owns_kv: bool) -> int:
         d, H, dh = self.d_model, self.n_heads, self.d_head
+        if self.mixer == "ssm":
+            return d * 2 * self.d_inner + self.d_inner * d
+        if self.mixer != "softmax":
+            return 4 * d * H * dh + (d * H if self.mixer == "delta" else 0)
         if self.attention == "mha":
             kv = d * 2 * self.n_kv_heads * dh if owns_kv else 0
             return 2 * d * H * dh + kv
@@ -306,11 +425,11 @@ class TransformerConfig:
         kv = d * (self.d_c + self.d_rope) + self.d_c * 2 * H * dh if owns_kv else 0
         return q + kv + H * dh * d
 
-    def _ffn_matmul_weights(self) -> int:
+    def _ffn_matmul_weights(self, layer: int) -> int:
         d = self.d_model
         if self.ffn in ("relu", "gelu"):
             return 2 * d * self.d_ff
-        if self.ffn == "swiglu":
+        if self.is_dense_ffn(layer):
             return 3 * d * self.d_ff
         experts = self.top_k + (1 if self.shared_expert else 0)
         return d * self.n_experts + experts * 3 * d * self.expert_ffn

@@ -9,7 +9,8 @@ experts.
   The Switch-Transformer balancing loss E · Σ_e f_e · P_e (f_e: fraction of the routed
   slots that went to e, P_e: mean router probability of e) is 1 when the load is uniform;
   the model's `aux_loss()` sums it over layers times balance_coef. `load` holds the last
-  forward's per-expert fraction f (detached) for a lab to plot.
+  forward's per-expert fraction f (detached) for a lab to plot, `chosen` / `gates` each
+  token's top_k experts and their renormalised weights ([B, T, k], detached).
 
 Hooks: `hook_pre` / `hook_post` around the activation ([B, T, d_ff]); MoE: `hook_router`
 [B, T, E] (router probabilities) and `hook_post` its output [B, T, d_model].
@@ -73,6 +74,8 @@ class MoE(nn.Module):
         self.hook_post = HookPoint()
         self.balance = torch.zeros(())  # the last forward's balancing loss (with its graph)
         self.load = torch.zeros(cfg.n_experts)  # the last forward's f_e, detached
+        self.chosen = torch.zeros(0, 0, cfg.top_k, dtype=torch.long)  # [B, T, k], detached
+        self.gates = torch.zeros(0, 0, cfg.top_k)  # [B, T, k], their weights, detached
 
     def forward(self, x: Tensor) -> Tensor:
         B, T, d = x.shape
@@ -92,6 +95,8 @@ class MoE(nn.Module):
         frac = routed / chosen.numel()  # f_e
         self.balance = self.n_experts * (frac * probs.mean(dim=0)).sum()
         self.load = frac.detach()
+        self.chosen = chosen.detach().view(B, T, self.top_k)  # [B, T, k]
+        self.gates = weight.detach().view(B, T, self.top_k)  # [B, T, k]
         return self.hook_post(out.view(B, T, d))  # [B, T, d_model]
 
     def residual_projections(self) -> list[nn.Linear]:
@@ -99,8 +104,8 @@ class MoE(nn.Module):
         return [e.proj for e in experts]
 
 
-def make_ffn(cfg: TransformerConfig) -> nn.Module:
-    if cfg.ffn == "swiglu":
+def make_ffn(cfg: TransformerConfig, layer: int = 0) -> nn.Module:
+    if cfg.ffn == "swiglu" or (cfg.ffn == "moe" and cfg.is_dense_ffn(layer)):
         return SwiGLU(cfg)
     if cfg.ffn == "moe":
         return MoE(cfg)

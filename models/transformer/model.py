@@ -1,6 +1,7 @@
 """The Transformer: embed (+ positions) -> n_layers blocks -> final norm -> unembed.
 
-A block is a token mixer (softmax attention, MHA family or MLA) and an FFN, each a residual
+A block is a token mixer (softmax attention, MHA family or MLA; or linear attention, the
+delta rule or an SSM, whose cache is a fixed-size state) and an FFN, each a residual
 branch with its norm where `norm_placement` puts it:
 - pre (GPT-2, Llama):      x + f(norm(x))        and a final norm after the last block
 - post (2017, BERT):       norm(x + f(x))        no final norm: every block ends normalised
@@ -22,18 +23,22 @@ from torch import Tensor, nn
 from models.hooks import HookPoint, name_hooks
 from models.positional import scaled_embedding, sinusoidal_table
 from models.transformer.attention import Attention, CrossAttention
-from models.transformer.cache import KVCache
+from models.transformer.cache import KVCache, StateCache
 from models.transformer.config import TransformerConfig
 from models.transformer.ffn import MoE, make_ffn
+from models.transformer.linear_attention import LinearAttention
 from models.transformer.mla import MLAttention
 from models.transformer.norms import make_norm
+from models.transformer.ssm import SSMMixer
 
 
 def make_mixer(cfg: TransformerConfig, layer: int) -> nn.Module:
-    """The token mixer of one block: the seam where linear attention and SSMs join later
-    (`cfg.mixer`); today softmax attention, MHA family or MLA."""
-    if cfg.mixer != "softmax":  # (the config refuses other values for now)
-        raise ValueError(f"no token mixer {cfg.mixer!r} yet")
+    """The token mixer of one block (`cfg.mixer`): softmax attention (MHA family or MLA),
+    linear attention or the delta rule (linear_attention.py), or a diagonal SSM (ssm.py)."""
+    if cfg.mixer in ("linear", "delta"):
+        return LinearAttention(cfg, layer)
+    if cfg.mixer == "ssm":
+        return SSMMixer(cfg, layer)
     return MLAttention(cfg, layer) if cfg.attention == "mla" else Attention(cfg, layer)
 
 
@@ -54,7 +59,7 @@ class Block(nn.Module):
             self.ln_cross_post = make_norm(cfg, cfg.d_model) if sandwich else None
             self.hook_resid_cross = HookPoint()  # after the cross-attention branch
         self.ln2 = make_norm(cfg, cfg.d_model)
-        self.mlp = make_ffn(cfg)
+        self.mlp = make_ffn(cfg, layer)
         self.ln2_post = make_norm(cfg, cfg.d_model) if sandwich else None
         self.drop = nn.Dropout(cfg.dropout)
         self.hook_resid_pre = HookPoint()
@@ -191,6 +196,8 @@ class Transformer(nn.Module):
         shared = {} if self.cfg.kv_share > 1 else None  # CLA: owners' K/V for later layers
         for block in self.blocks:
             x = block(x, t_past, cache, shared, memory, key_mask, memory_mask)
+        if isinstance(cache, StateCache):
+            cache.advance(T)  # a state has no time axis: the cache counts positions itself
         return self.ln_final(x)
 
     def forward(
@@ -211,7 +218,10 @@ class Transformer(nn.Module):
         x = self.hidden(idx, cache, memory, key_mask, token_types, memory_mask)
         return self.hook_logits(self.unembed(x))  # [B, T, V]
 
-    def new_cache(self) -> KVCache:
+    def new_cache(self) -> KVCache | StateCache:
+        """An empty KV cache (softmax attention) or recurrent state (every other mixer)."""
+        if self.cfg.mixer != "softmax":
+            return StateCache.empty(self.cfg.n_layers)
         return KVCache.empty(self.cfg.n_layers)
 
     def aux_loss(self) -> Tensor:

@@ -33,6 +33,38 @@ _QWEN3_0_6B = TransformerConfig(
     tied_embeddings=True,
 )
 
+# DeepSeek-V3's shape (its config.json): 61 layers of d_model 7168, MLA with 128 heads
+# (nope d_head 128, decoupled RoPE 64, KV latent 512, query latent 1536), the first 3 layers
+# a dense SwiGLU of 18432, then MoE: 256 routed experts of 2048 top-8 plus 1 shared.
+# Its param_count() is ~671B, active_param_count() ~37B (tests/models/test_ffn_moe.py);
+# left out: the multi-token-prediction module (~14B more: 685B as published), the router's
+# correction bias (256 numbers a layer), sigmoid scoring and group-limited routing (no
+# weights). Shape only: never built.
+_DEEPSEEK_V3 = TransformerConfig(
+    n_layers=61,
+    d_model=7168,
+    n_heads=128,
+    d_head=128,
+    n_ctx=163_840,  # max_position_embeddings
+    d_vocab=129_280,
+    attention="mla",
+    d_c=512,
+    d_cq=1536,
+    d_rope=64,
+    positional="rope",
+    norm="rmsnorm",
+    norm_eps=1e-6,
+    ffn="moe",
+    d_ff=18_432,
+    n_experts=256,
+    top_k=8,
+    shared_expert=True,
+    expert_ffn=2048,
+    dense_layers=3,
+    bias=False,
+    tied_embeddings=False,
+)
+
 PRESETS: dict[str, TransformerConfig] = {
     "gpt-nano": TransformerConfig(),
     "qwen3-0.6b": _QWEN3_0_6B,
@@ -58,6 +90,7 @@ PRESETS: dict[str, TransformerConfig] = {
         bias=False,
         tied_embeddings=True,
     ),
+    "deepseek-v3": _DEEPSEEK_V3,
 }
 
 

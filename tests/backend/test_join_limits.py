@@ -65,17 +65,20 @@ def test_wrong_codes_are_stopped_at_31_even_after_a_whole_class_joined(tmp_path)
 
 
 def test_wrong_codes_count_per_address():
-    sessions = SessionManager(Settings(join_attempts_per_min=2, autosave_s=0))
-    for _ in range(2):
+    async def scenario():
+        sessions = SessionManager(Settings(join_attempts_per_min=2, autosave_s=0))
+        for _ in range(2):
+            with pytest.raises(SessionError) as exc:
+                await sessions.by_code("ZZZZZZ", "10.0.0.1")
+            assert exc.value.code == "not_found"
         with pytest.raises(SessionError) as exc:
-            sessions.by_code("ZZZZZZ", "10.0.0.1")
+            await sessions.by_code("ZZZZZZ", "10.0.0.1")
+        assert exc.value.code == "busy"
+        with pytest.raises(SessionError) as exc:  # another school is not stopped
+            await sessions.by_code("ZZZZZZ", "10.0.0.2")
         assert exc.value.code == "not_found"
-    with pytest.raises(SessionError) as exc:
-        sessions.by_code("ZZZZZZ", "10.0.0.1")
-    assert exc.value.code == "busy"
-    with pytest.raises(SessionError) as exc:  # another school is not stopped
-        sessions.by_code("ZZZZZZ", "10.0.0.2")
-    assert exc.value.code == "not_found"
+
+    asyncio.run(scenario())
 
 
 def test_a_class_that_all_forks_is_counted_apart_from_the_address():
@@ -90,7 +93,7 @@ def test_a_class_that_all_forks_is_counted_apart_from_the_address():
         ip = "10.1.1.1"
         try:
             teacher = await sessions.create(LAB, {}, 0, ip)
-            code = sessions.share(teacher)
+            code = await sessions.share(teacher)
             forks = [await sessions.fork(teacher, ip) for _ in range(6)]  # today: busy at 2
             assert len({f.id for f in forks}) == 6
             with pytest.raises(SessionError) as exc:  # the class's own cap
@@ -121,8 +124,8 @@ def test_class_forks_per_minute_are_capped_per_class():
         try:
             a = await sessions.create(LAB, {}, 0, "10.2.0.1")
             b = await sessions.create(LAB, {}, 0, "10.2.0.1")
-            sessions.share(a)
-            sessions.share(b)
+            await sessions.share(a)
+            await sessions.share(b)
             for _ in range(3):
                 await sessions.fork(a, "10.2.0.1")
             with pytest.raises(SessionError) as exc:

@@ -16,22 +16,24 @@ from backend.run_export import export_json, import_json
 from backend.saved_run import hash_token
 from backend.store import RunStore
 from tests.backend.saved_runs import TOKEN, make_run, same_run
+from tests.hosted import postgres
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = RunStore(tmp_path / "runs.db")
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, tmp_path):
+    """The embedded SQLite file, and the same routes on a real PostgreSQL (tests/hosted)."""
+    s = RunStore(tmp_path / "runs.db" if request.param == "sqlite" else postgres.shared().url())
     yield s
     s.close()
 
 
 @pytest.fixture
-def api(store):
+def api(store, tmp_path):
     load_all()
     app = FastAPI()
     app.include_router(runs.router)
     app.state.store = store
-    app.state.settings = Settings(data_dir=store.path.parent)
+    app.state.settings = Settings(data_dir=tmp_path)
     with TestClient(app) as c:
         yield c
 
@@ -146,10 +148,10 @@ def test_import_refuses_non_json(api):
         assert r.status_code == 422 and r.json()["detail"].startswith("body:"), r.json()
 
 
-def test_import_over_the_cap_is_413(api, store, monkeypatch):
+def test_import_over_the_cap_is_413(api, store, monkeypatch, tmp_path):
     data = json.dumps(_file(store)).encode()
     if "max_import_mb" in Settings.model_fields:  # SHAOMAI_MAX_IMPORT_MB
-        api.app.state.settings = Settings(data_dir=store.path.parent, max_import_mb=0.001)
+        api.app.state.settings = Settings(data_dir=tmp_path, max_import_mb=0.001)
     else:
         monkeypatch.setattr(runs, "DEFAULT_MAX_IMPORT_MB", 0.001)
     r = api.post("/api/runs/import", content=data)

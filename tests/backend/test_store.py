@@ -22,12 +22,21 @@ from backend.run_export import export_json, import_json, parse_json
 from backend.saved_run import RunTooLarge, hash_token, pack_weights, unpack_weights
 from backend.store import RunStore, StoreError
 from tests.backend.saved_runs import TOKEN, make_run, same_run, same_scalars
+from tests.hosted import postgres
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, tmp_path):
+    """The embedded SQLite file, and the same code path on a real PostgreSQL (tests/hosted)."""
+    s = RunStore(tmp_path / "runs.db" if request.param == "sqlite" else postgres.shared().url())
+    yield s
+    s.close()
+
+
 @pytest.fixture
-def store(tmp_path):
+def sqlite_store(tmp_path):
     s = RunStore(tmp_path / "runs.db")
     yield s
     s.close()
@@ -177,7 +186,8 @@ def test_a_damaged_file_is_refused_with_a_clear_error(tmp_path):
         RunStore(path)
 
 
-def test_backup_is_a_consistent_copy(store, tmp_path):
+def test_backup_is_a_consistent_copy(sqlite_store, tmp_path):
+    store = sqlite_store
     run_id = store.save(make_run())
     store.backup(tmp_path / "backup.db")
     copy = RunStore(tmp_path / "backup.db")
@@ -302,3 +312,23 @@ def test_operator_commands_check_and_backup(tmp_path):
     (tmp_path / "bad.db").write_bytes(b"\0" * 8192)
     bad = cli("check", "--db", tmp_path / "bad.db")
     assert bad.returncode == 1 and "restore it from a backup" in bad.stderr
+
+
+def test_from_settings_is_the_file_under_data_dir_unless_a_url_is_set(tmp_path):
+    """What app.py opens: SHAOMAI_DATABASE_URL when set, else data_dir/runs.db (SQLite)."""
+    from backend.config import Settings
+
+    store = RunStore.from_settings(Settings(data_dir=tmp_path / "data", max_run_mb=1))
+    assert store.sqlite and store.path == tmp_path / "data" / "runs.db"
+    assert store.max_run_bytes == 2**20 and store.path.exists()
+    store.close()
+    url = f"sqlite:///{tmp_path / 'other.db'}"
+    store = RunStore.from_settings(Settings(data_dir=tmp_path / "data", database_url=url))
+    assert store.sqlite and store.path == tmp_path / "other.db"  # the same pragmas and checks
+    run_id = store.save(make_run())
+    store.close()
+    with sqlite3.connect(tmp_path / "other.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db.execute("PRAGMA auto_vacuum").fetchone() == (2,)  # incremental
+        assert db.execute("SELECT id FROM runs").fetchall() == [(run_id,)]
+    db.close()

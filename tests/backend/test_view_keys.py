@@ -21,7 +21,7 @@ def test_every_labs_declaration_is_well_formed():
 
 
 def test_the_catalog_carries_the_generic_keys_and_the_labs_own(client):
-    generic = {"present", "blank", "scrub", "hover"}
+    generic = {"present", "blank", "scrub", "hover", "low", "lesson", "lesson_step"}
     lr = client.get("/api/labs/linear-regression").json()
     assert set(lr["view_keys"]) == generic
     assert lr["view_keys"]["scrub"] == {"type": "int", "min": -1, "max": 2**31 - 1}

@@ -64,3 +64,38 @@ def test_import_is_a_labelled_button(live_server, page, lang, words):
     if lang == "en":
         page.set_viewport_size({"width": 390, "height": 844})
         screenshot(page, "catalog-phone-en")
+
+
+CARDS = """() => [...document.querySelectorAll('#lessons .lesson-card')].map((c) => ({
+  id: c.dataset.lesson, source: c.dataset.source, href: c.getAttribute('href'),
+  title: c.querySelector('.lesson-title').textContent,
+  badge: c.querySelector('.lesson-source').textContent,
+  meta: c.querySelector('.lesson-meta')?.textContent, error: c.querySelector('.lesson-error')?.textContent}))"""
+
+
+def test_the_catalog_lists_the_lessons_in_en_and_zh(live_server, page):
+    page.goto(f"{live_server}/?lang=en")
+    page.wait_for_selector("#lessons .lesson-card")
+    listed = page.evaluate("() => fetch('/api/lessons').then(r => r.json())")
+    cards = {c["id"]: c for c in page.evaluate(CARDS)}
+    assert set(cards) == {r["id"] for r in listed} and len(cards) >= 7
+    a = cards["attention-forming"]
+    assert a["title"] == "Attention forming in a tiny GPT" and a["badge"] == "Built in"
+    assert a["href"] == "/lab.html?lesson=attention-forming&lang=en"
+    assert a["meta"].startswith("Lab: GPT") and a["meta"].endswith("5 steps")
+    assert page.inner_text("#lessons h2") == "Lessons"
+    screenshot(page, "catalog-lessons-en")
+
+    page.click("#lang-btn")  # the switch relabels the lessons and their links
+    page.wait_for_function("() => document.querySelector('#lessons h2').textContent === '课程'")
+    z = {c["id"]: c for c in page.evaluate(CARDS)}["attention-forming"]
+    assert z["title"] == "小 GPT 里注意力如何成形" and z["badge"] == "内置"
+    assert z["href"].endswith("lang=zh") and z["meta"].endswith("共 5 步")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    screenshot(page, "catalog-lessons-zh-phone")
+
+    page.click("#lessons [data-lesson=gradient-descent]")  # the lesson's lab, in zh
+    page.wait_for_function("() => document.querySelector('.lesson-panel')?.dataset.step === '0'")
+    assert "lab=linear-regression" in page.url
+    assert "梯度下降与学习率" in page.inner_text(".lesson-panel")

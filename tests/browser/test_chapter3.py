@@ -51,8 +51,9 @@ def test_mlp_playground_trains_redraws_and_edits(live_server, page):
     )
 
     # Click the plane: a point of class 1 joins the training set and the URL.
-    box = page.locator(".pg-output canvas.boundary-canvas").bounding_box()
-    page.mouse.click(box["x"] + box["width"] * 0.7, box["y"] + box["height"] * 0.3)
+    plane = page.locator(".pg-output canvas.boundary-canvas")
+    box = plane.bounding_box()  # clicked as a user does: scrolled into view, not under the timeline
+    plane.click(position={"x": box["width"] * 0.7, "y": box["height"] * 0.3})
     page.wait_for_function("() => window.shaomai.store.get('params').points.length === 1")
     assert "points=" in page.url
     screenshot(page, "mlp-playground-en")

@@ -118,3 +118,48 @@ def test_other_attention_labs_in_presenter_mode(live_server, browser, lab, lang)
         assert not errors, errors
     finally:
         context.close()
+
+
+# Boxes on screen (viewport px) of the lesson card, the poll panel and the attention grid.
+BOXES = """() => {
+  const box = (s) => { const e = document.querySelector(s);
+    if (!e || e.hidden) return null; const r = e.getBoundingClientRect();
+    return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  return {lesson: box('.lesson-panel'), poll: box('.poll-panel'), grid: box('#view .map-grid'),
+          width: document.documentElement.scrollWidth};
+}"""
+
+
+def apart(a, b) -> bool:
+    return (
+        a["right"] <= b["left"]
+        or b["right"] <= a["left"]
+        or a["bottom"] <= b["top"]
+        or b["bottom"] <= a["top"]
+    )
+
+
+def test_a_lesson_and_its_poll_sit_beside_the_maps_on_the_projector(live_server, browser):
+    """In the page's flow the lesson card and the poll pushed the view below a 720p screen."""
+    ctx = browser.new_context(viewport=VIEWPORT, locale="en-US")
+    pg = ctx.new_page()
+    try:
+        pg.goto(f"{live_server}/lab.html?lesson=attention-forming&lang=en&present=1")
+        pg.wait_for_function(READY)
+        pg.wait_for_function("() => document.querySelector('.lesson-panel')?.dataset.step === '0'")
+        pg.keyboard.press("PageDown")  # trains to step 20
+        pg.wait_for_function("() => window.shaomai.store.get('step') >= 20")
+        pg.keyboard.press("PageDown")  # step 3 asks the class
+        pg.wait_for_selector(".poll-panel:not([hidden]) .poll-q")
+        b = pg.evaluate(BOXES)
+        assert b["width"] <= VIEWPORT["width"]
+        for part in ("lesson", "poll"):
+            assert apart(b[part], b["grid"]), (part, b)
+            assert b[part]["bottom"] <= VIEWPORT["height"] and b[part]["left"] >= b["grid"]["right"]
+        assert apart(b["lesson"], b["poll"]), b
+        assert (
+            b["grid"]["top"] < VIEWPORT["height"] / 2 and b["grid"]["bottom"] <= VIEWPORT["height"]
+        )
+        screenshot(pg, "presenter-lesson-poll-beside-maps")
+    finally:
+        ctx.close()

@@ -40,6 +40,15 @@ def test_bundled_digits_are_1797_images_of_counts_0_to_16():
     assert sorted(labels.unique().tolist()) == list(range(10))
 
 
+def test_read_without_scikit_learn_it_is_exactly_what_load_digits_gives():
+    from sklearn.datasets import load_digits
+
+    images, labels = data.load()
+    d = load_digits()
+    assert torch.equal(images, torch.from_numpy(d.images).float())
+    assert torch.equal(labels, torch.from_numpy(d.target).long())
+
+
 def test_split_is_stratified_disjoint_and_seeded():
     _, labels = data.load()
     train_idx, test_idx = data.stratified_split(labels, 0.2, seed=3)

@@ -90,6 +90,14 @@ def test_config_fills_derived_defaults_and_replace_rederives_them():
         (dict(n_layers=0), "n_layers"),
         (dict(positional="rope", d_head=7), "even"),
         (dict(dropout=1.0), "dropout"),
+        (dict(dense_layers=1), "MoE"),
+        (dict(ffn="moe", dense_layers=3), "n_layers"),
+        (dict(window=4), "sparse kind"),
+        (dict(sparse="window"), "window"),
+        (dict(sparse="strided", window=4), "stride"),
+        (dict(sparse="block", block_size=4), "top_blocks"),
+        (dict(sparse="window", window=4, stride=2), "stride is not used"),
+        (dict(sparse="window", window=4, causal=False), "causal"),
     ],
 )
 def test_config_refuses_bad_values_with_a_reason(changes, match):
@@ -108,6 +116,8 @@ def test_moe_active_parameters_count_top_k_experts():
     cfg = TransformerConfig(ffn="moe", n_experts=8, top_k=2, expert_ffn=32, shared_expert=True)
     expert = 3 * 64 * 32 + 2 * 32 + 64  # SwiGLU gate, up, down with biases
     assert cfg.param_count() - cfg.active_param_count() == 2 * 6 * expert
+    first_dense = cfg.replace(dense_layers=1)  # one MoE layer left: one layer's unused experts
+    assert first_dense.param_count() - first_dense.active_param_count() == 6 * expert
 
 
 def test_flops_per_token_counts_weights_and_attention_at_the_context():

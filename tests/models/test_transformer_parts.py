@@ -27,6 +27,7 @@ FFN = {
     "swiglu": dict(ffn="swiglu", d_ff=24),
     "moe": dict(ffn="moe", n_experts=3, top_k=2, expert_ffn=8),
     "moe-shared": dict(ffn="moe", n_experts=3, top_k=1, expert_ffn=8, shared_expert=True),
+    "moe-dense-first": dict(ffn="moe", n_experts=3, top_k=2, expert_ffn=8, d_ff=24, dense_layers=1),
 }
 REST = list(
     itertools.product(
@@ -63,6 +64,61 @@ def test_param_count_is_the_built_models_for_every_combination(attention, ffn, k
         model = Transformer(cfg)
         assert cfg.param_count() == sum(p.numel() for p in model.parameters()), cfg
         assert model.num_params() == cfg.param_count()
+
+
+MIXERS = {
+    "linear": dict(mixer="linear"),
+    "delta": dict(mixer="delta"),
+    "ssm": dict(mixer="ssm", d_state=3),
+}
+MIXER_REST = list(
+    itertools.product(
+        ["none", "learned", "sinusoidal"],
+        ["layernorm", "rmsnorm"],
+        ["pre", "post", "sandwich", "olmo2"],
+    )
+)
+
+
+@pytest.mark.parametrize("ffn", FFN)
+@pytest.mark.parametrize("mixer", MIXERS)
+def test_param_count_is_the_built_models_for_every_mixer(mixer, ffn):
+    # the recurrent mixers with every FFN, the positions they take, norms and placements
+    # (half of that grid a case, alternating), tied or not, biases or not
+    offset = list(MIXERS).index(mixer) + list(FFN).index(ffn)
+    for i, (positional, norm, placement) in enumerate(MIXER_REST):
+        if i % 2 != offset % 2:
+            continue
+        flags = [(i >> b) & 1 == 1 for b in range(2)]  # tied, bias: all mixes
+        cfg = TransformerConfig(
+            **BASE | MIXERS[mixer] | FFN[ffn],
+            positional=positional,
+            norm=norm,
+            norm_placement=placement,
+            tied_embeddings=flags[0],
+            bias=flags[1],
+        )
+        model = Transformer(cfg)
+        assert cfg.param_count() == sum(p.numel() for p in model.parameters()), cfg
+        assert model.num_params() == cfg.param_count()
+
+
+@pytest.mark.parametrize("mixer", MIXERS)
+def test_recurrent_mixers_refuse_what_needs_every_key(mixer):
+    refused = [
+        dict(attention="mla", d_c=6, d_rope=2),
+        dict(positional="rope"),
+        dict(positional="alibi"),
+        dict(kv_share=2),
+        dict(cross_attention=True),
+        dict(n_kv_heads=2),
+        dict(qk_norm=True),
+        dict(causal=False),
+        dict(sparse="window", window=2),
+    ]
+    for extra in refused:
+        with pytest.raises(ValueError):
+            TransformerConfig(**BASE | MIXERS[mixer] | extra)
 
 
 def test_qk_norm_bias_and_tying_are_counted():

@@ -46,6 +46,7 @@ export function fitCanvas(canvas, cssW, cssH) {
 /** Any accepted input -> {maps: [{data, offset, rows, cols, group, index, masked}], groups, per}. */
 function normalize(input) {
   const maps = [];
+  let sliced = false; // part of the stack not sent (a subscription): a missing map may come next frame
   const fromTensor = (tensor, group) => {
     const s = tensor.shape;
     const [rows, cols] = s.length === 1 ? [1, s[0]] : s.slice(-2);
@@ -55,17 +56,22 @@ function normalize(input) {
       return;
     }
     const n = lead.length ? lead[0] : 1;
-    for (let m = 0; m < n; m++) maps.push({ data: tensor.data, offset: m * rows * cols, rows, cols, group, index: m });
+    const first = tensor.first || 0; // a slice of one head (core/subscription.js): the head it is
+    if (first) sliced = true;
+    for (let m = 0; m < n; m++) maps.push({ data: tensor.data, offset: m * rows * cols, rows, cols, group, index: first + m });
   };
   if (Array.isArray(input)) {
     input.forEach((it, g) => {
+      if (!it) { sliced = true; return; } // a group not received (a phone subscribed to one layer): no row
       if (it.shape) fromTensor(it, g); // one tensor [M, R, C] per group
       else maps.push({ offset: 0, group: 0, ...it, index: maps.filter((m) => m.group === (it.group || 0)).length });
     });
   } else if (input && input.shape) fromTensor(input, 0);
-  const groups = 1 + Math.max(0, ...maps.map((m) => m.group));
-  const per = Math.max(1, ...maps.map((m) => m.index + 1));
-  return { maps, groups, per };
+  // The groups and maps present, in order: a sliced stack draws only those, labelled as the
+  // full grid would label them (layer 3 head 2 stays "L3 H2").
+  const rowIds = [...new Set(maps.map((m) => m.group))].sort((a, b) => a - b);
+  const colIds = [...new Set(maps.map((m) => m.index))].sort((a, b) => a - b);
+  return { maps, groups: Math.max(1, rowIds.length), per: Math.max(1, colIds.length), rowIds, colIds, sliced };
 }
 
 /** [lo, hi] of the finite values of maps [{data, offset, rows, cols}]; kind 'symmetric': ±max|v|. */
@@ -140,7 +146,7 @@ export function mapGrid(el, opts = {}) {
     const s = long / Math.max(R, C); // CSS px per value: cells stay square
     const slotW = C * s, slotH = R * s;
     const pos = (m) => {
-      const k = wrap ? maps.indexOf(m) : m.index, row = wrap ? Math.floor(k / wrap) : m.group, col = wrap ? k % wrap : m.index;
+      const k = wrap ? maps.indexOf(m) : stack.colIds.indexOf(m.index), row = wrap ? Math.floor(k / wrap) : stack.rowIds.indexOf(m.group), col = wrap ? k % wrap : k;
       return { x: groupW + col * (slotW + GAP), y: (wrap ? 0 : headH) + row * (slotH + GAP + bandH) + bandH, row, col };
     };
     return { s, slotW, slotH, groupW, headH: wrap ? 0 : headH, bandH, nCols, nRows, wrap, pos, cssW: groupW + nCols * (slotW + GAP), cssH: (wrap ? 0 : headH) + nRows * (slotH + GAP + bandH) };
@@ -169,9 +175,9 @@ export function mapGrid(el, opts = {}) {
     ctx.font = box.font;
     ctx.textBaseline = 'middle';
     ctx.textAlign = 'center';
-    if (L.headH) for (let i = 0; i < stack.per; i++) ctx.fillText(label(labels.mapLabels, i), L.groupW + i * (L.slotW + GAP) + L.slotW / 2, L.headH / 2);
+    if (L.headH) for (let i = 0; i < stack.per; i++) ctx.fillText(label(labels.mapLabels, stack.colIds[i] ?? i), L.groupW + i * (L.slotW + GAP) + L.slotW / 2, L.headH / 2);
     ctx.textAlign = 'left';
-    if (labels.groupLabels && !L.wrap) for (let g = 0; g < stack.groups; g++) ctx.fillText(label(labels.groupLabels, g), 2, L.headH + g * (L.slotH + GAP) + L.slotH / 2);
+    if (labels.groupLabels && !L.wrap) for (let g = 0; g < stack.groups; g++) ctx.fillText(label(labels.groupLabels, stack.rowIds[g] ?? g), 2, L.headH + g * (L.slotH + GAP) + L.slotH / 2);
     for (const m of stack.maps) {
       const p = L.pos(m);
       if (L.bandH) { ctx.fillStyle = box.color; ctx.textAlign = 'center'; ctx.fillText(label(labels.mapLabels, stack.maps.indexOf(m)), p.x + L.slotW / 2, p.y - L.bandH / 2); }
@@ -189,7 +195,7 @@ export function mapGrid(el, opts = {}) {
   function drawZoom() {
     if (!zoomed || !stack) return;
     const m = mapAt(zoomed.group, zoomed.map);
-    if (!m) { closeZoom(); return; }
+    if (!m) { if (!stack.sliced) closeZoom(); return; } // sliced: the resubscribed frame brings it
     const axes = [labels.rowTitle && `↓ ${labels.rowTitle}`, labels.colTitle && `→ ${labels.colTitle}`].filter(Boolean).join(' ');
     const title = labels.title ? labels.title(m.group, m.index) : [label(labels.groupLabels, m.group), label(labels.mapLabels, m.index)].filter(Boolean).join(' · ');
     zTitle.textContent = axes ? `${title} — ${axes}` : title;
@@ -306,6 +312,13 @@ export function mapGrid(el, opts = {}) {
     report(h);
   });
   zCanvas.addEventListener('mouseleave', () => { tip.hidden = true; report(null); });
+  // opts.onCell(hit): a click on a cell of the enlarged map (the gpt lab's drill-down).
+  zCanvas.addEventListener('click', (ev) => {
+    if (!opts.onCell || !zLayout || !zoomed) return;
+    const b = zCanvas.getBoundingClientRect();
+    const c = cellOf(zLayout.m, ev.clientX - b.left - zLayout.x0, ev.clientY - b.top - zLayout.y0, zLayout.s);
+    if (c) opts.onCell(hitOf(zLayout.m, c[0], c[1]));
+  });
   const restyle = () => { measure(); drawGrid(); drawZoom(); };
   new ResizeObserver(restyle).observe(el);
   new MutationObserver(restyle).observe(document.body, { attributes: true, attributeFilter: ['class'] }); // presenter mode on/off

@@ -1,8 +1,9 @@
 // The param form, generated from the lab's JSON Schema: bounded sliders (linear or log),
 // selects with zh/en choice labels, toggles, text areas. Hidden widgets are set by the view.
+import { ensureCss } from '../core/css.js';
 import { pick, t } from '../core/i18n.js';
 import { byteCounter, MAX_TEXT_BYTES } from './byteCounter.js';
-import { fmt } from './plot.js';
+import { exactBox, presetButtons, resetButton } from './paramExtras.js';
 
 export { MAX_TEXT_BYTES }; // the pasted text's limit in bytes (byteCounter.js)
 
@@ -12,6 +13,7 @@ export { MAX_TEXT_BYTES }; // the pasted text's limit in bytes (byteCounter.js)
  */
 export function paramForm(el, { schema, onChange, waits = {} }) {
   el.classList.add('params');
+  ensureCss('/css/learner-tools.css');
   const props = schema.properties || {};
   const inputs = {};
   let readOnly = false;
@@ -33,6 +35,8 @@ export function paramForm(el, { schema, onChange, waits = {} }) {
       inputs[name] = input;
       el.append(row);
     }
+    // "Reset params to defaults": the schema's defaults of what differs now, in one change.
+    el.append(resetButton(props, () => current, (diff) => onChange(diff)));
     set(values);
   }
 
@@ -76,7 +80,6 @@ export function paramForm(el, { schema, onChange, waits = {} }) {
       const range = document.createElement('input');
       range.type = 'range';
       range.id = id;
-      const box = document.createElement('output');
       const log = p.scale === 'log';
       const lo = p.minimum ?? p.exclusiveMinimum ?? 0;
       const hi = p.maximum ?? p.exclusiveMaximum ?? 100;
@@ -90,13 +93,19 @@ export function paramForm(el, { schema, onChange, waits = {} }) {
       range.min = String(toPos(lo));
       range.max = String(toPos(hi));
       range.step = log ? '0.05' : String(p.step ?? (p.type === 'integer' ? 1 : (hi - lo) / 200));
-      range.oninput = () => { box.textContent = fmt(fromPos(Number(range.value)), 3); };
+      // Typed exactly (validated against the schema's bounds) or picked from the presets.
+      const exact = exactBox(name, p, { lo, hi, label: pick(p.label) || name, onValue: (v) => { range.value = String(toPos(v)); fire(v); } });
+      range.oninput = () => exact.show(fromPos(Number(range.value)));
       range.onchange = () => fire(fromPos(Number(range.value)));
-      wrap.append(range, box);
+      wrap.append(range, exact.el);
+      const presets = presetButtons(name, p, { lo, hi, onValue: (v) => { range.value = String(toPos(v)); exact.show(v); fire(v); } });
+      const group = document.createElement('span');
+      group.className = 'slider-group';
+      group.append(wrap, exact.error, ...(presets ? [presets] : []));
       return {
-        el: wrap,
+        el: group,
         input: range,
-        set: (v) => { range.value = String(toPos(v)); box.textContent = fmt(v, 3); },
+        set: (v) => { range.value = String(toPos(v)); exact.show(v); },
       };
     }
     // A text box: its bytes counted as they are typed (the shared byte counter); text over
@@ -158,7 +167,7 @@ export function paramForm(el, { schema, onChange, waits = {} }) {
 
   function setReadOnly(ro) {
     readOnly = ro;
-    for (const i of Object.values(inputs)) i.input.disabled = ro;
+    for (const c of el.querySelectorAll('input, select, textarea, button')) c.disabled = ro;
   }
 
   return { el, build, set, setReadOnly };

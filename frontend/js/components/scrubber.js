@@ -1,8 +1,11 @@
 // The timeline scrubber: drag back to any recorded step; "live" returns to the running model.
+// Its row stays in view on a tall page (sticky at the window's bottom: learner-tools.css).
+import { ensureCss } from '../core/css.js';
 import { t } from '../core/i18n.js';
 
 export function scrubber(el, { onSeek, onLive }) {
   el.classList.add('scrubber');
+  ensureCss('/css/learner-tools.css'); // the timeline row kept in view on a tall page (sticky)
   el.innerHTML = `
     <label><span data-i18n="timeline"></span>
       <input type="range" min="0" max="0" value="0" step="1" data-i18n-aria="timeline"></label>

@@ -3,6 +3,7 @@
 // on every (re)connect, so a proxy in front of several replicas can route on it; a new
 // session's id is made here (128 random bits) and its `open` creates the session under it.
 import { decodeFrame, num } from './frame.js';
+import { unslice } from './subscription.js';
 
 /** A new session id: 16 random bytes, url-safe base64 without padding (22 characters). */
 export function newSessionId() {
@@ -22,6 +23,8 @@ export class LabClient {
     this.closed = false;
     this.retry = 0;
     this.held = null; // [type, msg] kept while held
+    this.subscription = null; // the last `subscribe` (core/subscription.js): resent on every `ready`
+    this.received = { frames: 0, bytes: 0, tensors: {} }; // frames, their bytes, tensor names seen (tests)
   }
 
   /** Keep what arrives (messages, connection changes) until release(): the page connects
@@ -47,6 +50,7 @@ export class LabClient {
 
   /** Connect for `first` (an open or join message); later drops rejoin the session. */
   start(first) {
+    if (first.type === 'join' && first.code) return this.joinClass(first.code);
     this.pending = first;
     if (first.type === 'join' && first.session) {
       this.id = first.session;
@@ -58,6 +62,30 @@ export class LabClient {
   open(lab, params, seed) { this.start({ type: 'open', lab, params, seed }); }
 
   join(session, token) { this.start({ type: 'join', session, ...(token ? { token } : {}) }); }
+
+  /** Join a class by its code: ask any replica which session it is (`/api/join/CODE`),
+   * then connect with that id in the URL, which the proxy routes to the replica running it.
+   * A refusal (no such class, a class away, too many wrong codes, busy) is emitted as the
+   * protocol `error` the server would have sent. */
+  async joinClass(code) {
+    const ws = this.ws;
+    this.ws = null; // a socket of an earlier try: closed without a reconnect
+    if (ws) ws.close();
+    let r = null;
+    let body = null;
+    try {
+      r = await fetch(`/api/join/${encodeURIComponent(code)}`);
+      body = await r.json();
+    } catch { /* offline: try again below */ }
+    if (this.closed) return;
+    if (r && r.ok) return this.start({ type: 'join', session: body.session });
+    if (!r || !body || !body.code) {
+      this.emit('connection', { up: false });
+      setTimeout(() => this.joinClass(code), Math.min(5000, 250 * 2 ** this.retry++));
+      return;
+    }
+    this.emit('error', { type: 'error', code: body.code, message: body.detail, field: body.field ?? null, key: body.key ?? null, values: body.values ?? null });
+  }
 
   connect() {
     const first = this.pending;
@@ -77,7 +105,15 @@ export class LabClient {
       if (this.opening || (!this.session && first?.type === 'join' && !first.session)) ws.send(JSON.stringify(first));
     };
     ws.onmessage = (ev) => {
-      if (typeof ev.data !== 'string') return this.emit('frame', decodeFrame(ev.data));
+      if (typeof ev.data !== 'string') {
+        const f = decodeFrame(ev.data);
+        const r = this.received; // what came over the wire, before unslice expands it
+        r.frames += 1;
+        r.bytes += ev.data.byteLength;
+        r.slice = f.slice;
+        for (const [n, tn] of Object.entries(f.tensors)) r.tensors[n] = { shape: tn.shape, bytes: tn.q ? tn.q.length : tn.data.byteLength };
+        return this.emit('frame', unslice(f));
+      }
       const msg = JSON.parse(ev.data);
       if (this.opening && msg.type === 'error' && msg.code === 'not_found' && msg.field === 'session') {
         this.opening = false; // the new id is not in use yet: the `open` sent creates it
@@ -87,6 +123,7 @@ export class LabClient {
         this.opening = false;
         this.session = msg.session;
         this.token = msg.token || null;
+        if (this.subscription) ws.send(JSON.stringify(this.subscription)); // a new connection starts whole
       }
       if (msg.type === 'scalars') msg.rows = [{ step: msg.step, values: fixValues(msg.values) }];
       if (msg.type === 'history') msg.rows = historyRows(msg);
@@ -114,6 +151,14 @@ export class LabClient {
       return true;
     }
     return false;
+  }
+
+  /** Subscribe to a slice (core/subscription.js); kept and resent after every (re)join. */
+  subscribe(msg) {
+    const same = JSON.stringify(msg) === JSON.stringify(this.subscription);
+    this.subscription = msg;
+    if (!same && this.session) this.send(msg);
+    return !same;
   }
 
   control(action, extra = {}) { return this.send({ type: 'control', action, ...extra }); }

@@ -41,7 +41,7 @@ export function decodeFrame(buf) {
   for (const [k, v] of Object.entries(header.scalars || {})) scalars[k] = num(v);
   return {
     step: header.step, run: header.run, scalars, tensors, meta: header.meta || {},
-    replay: !!header.replay, infer: !!header.infer,
+    replay: !!header.replay, infer: !!header.infer, slice: header.slice || null, // slice: a subscription's cut
   };
 }
 

@@ -18,7 +18,7 @@ export const LEGACY_VIEW_KEYS = {
 };
 
 /** View keys every lab has (the catalog entry lists them too): the page handles them itself. */
-export const GENERIC_VIEW_KEYS = ['present', 'blank', 'scrub', 'hover'];
+export const GENERIC_VIEW_KEYS = ['present', 'blank', 'scrub', 'hover', 'low'];
 
 /** The lab's own view keys (layer, head, arm, channel...): those the URL and the store carry. */
 export const labViewKeys = (keys) => Object.fromEntries(Object.entries(keys || {}).filter(([k]) => !GENERIC_VIEW_KEYS.includes(k)));

@@ -13,8 +13,10 @@ import { panel } from '../components/panel.js';
 import { readout } from '../components/readout.js';
 import { fmt } from '../components/plot.js';
 import { dashboard, paramDiff } from '../components/dashboard.js';
+import { cellArithmetic } from '../components/cellArithmetic.js';
 import { generatePanel } from './gpt/generate.js';
 import { measureHeads, strongHeads } from './gpt/measure.js';
+import { follow, isPhone } from '../core/subscription.js';
 
 const TASK_KINDS = ['reverse', 'copy', 'sort', 'induction', 'modadd'];
 const TEXT_PROMPTS = { 'text-en': 'The little shaomai', 'text-zh': '小烧麦' };
@@ -102,6 +104,7 @@ export default function mount(root, ctx) {
   const tokenOf = (n) => (last && last.meta.tokens[n] !== undefined ? last.meta.tokens[n] : String(n));
   const attn = mapGrid(gridEl, {
     onHover: (h) => store.set('hoverToken', h ? h.row : null), // the query token, in every view
+    onCell: (h) => askCell(h), // a cell of the enlarged map: its arithmetic (cellArithmetic.js)
     onSelect: (h) => { // the enlarged map is view state (view keys layer, head): URL and class follow
       selecting = true;
       store.set('layer', h ? h.group : null);
@@ -113,6 +116,24 @@ export default function mount(root, ctx) {
   attn.canvas.classList.add('attn-main'); // the names the page's tests and styles know
   attn.tip.classList.add('attn-tip');
   attn.zoom.classList.add('attn-zoom');
+  // A phone is sent the layer it shows (the selected one, the head too when one is; a
+  // viewer's default: layer 0); a desktop every map (docs/streams.md).
+  const sub = follow(ctx.client, store, () => { // scrubbed back: everything (a seek's frame is whole)
+    if (!isPhone() || (store.get('shownStep') ?? store.get('step')) !== store.get('step')) return null;
+    const l = store.get('layer'), h = store.get('head');
+    if (Number.isInteger(l)) return { layer: l, head: Number.isInteger(h) ? h : null };
+    return store.get('role') === 'driver' ? null : { layer: 0 };
+  });
+  store.on('shownStep', sub.update);
+  // The drill-down: the clicked cell's q·k, ÷√d, mask and softmax, computed by the server
+  // from the model now (infer {cell}); the panel says when the map shows an older step.
+  const cellPanel = cellArithmetic(attn.zoom.querySelector('.mg-zoom-box'), { tokens: () => (last ? last.meta.tokens : []) });
+  const askCell = (h) => {
+    if (!last) return;
+    cellPanel.ask({ layer: h.group, head: h.map, query: h.row, key: h.col, value: h.masked ? 0 : h.value }, last.step);
+    ctx.infer({ cell: { layer: h.group, head: h.map, query: h.row, key: h.col } });
+  };
+  ctx.client.on('error', (m) => { if (m.field && m.field.startsWith('input.cell')) cellPanel.error(m.message); });
 
   // -- curves -------------------------------------------------------------------------------
   const pResid = panel(grid, 'gpt.resid_chart', { chart: false });
@@ -323,7 +344,7 @@ export default function mount(root, ctx) {
 
   return {
     frame(f) {
-      if (!f.tensors['blocks.0.attn.hook_pattern']) return;
+      if (!Object.keys(f.tensors).some((k) => k.endsWith('.attn.hook_pattern'))) return; // any layer: a phone has one
       last = f;
       if (f.meta.kind !== kind) { kind = f.meta.kind; dash.refresh(); }
       dash.onFrame(f);
@@ -339,7 +360,7 @@ export default function mount(root, ctx) {
       genDefaults(f.meta);
       root.dataset.step = String(f.step); // for tests: the step the grid shows
     },
-    infer(f) { gen.frame(f); },
+    infer(f) { if (f.meta.cell) cellPanel.show(f.meta.cell); else gen.frame(f); },
     scalars(rows) {
       dash.onScalars(rows);
     },
@@ -366,6 +387,7 @@ export default function mount(root, ctx) {
       dash.relabel();
       if (last) pMetric.el.querySelector('h3').textContent = t(last.meta.kind === 'text' ? 'gpt.ppl_chart' : 'gpt.acc_chart');
       gen.relabel();
+      cellPanel.relabel();
       attn.relabel();
       drawLeak();
       drawLegend();

@@ -1,0 +1,78 @@
+// The page subscribes to what is on screen (docs/streams.md): a phone is sent the one layer
+// (and head) it shows, a desktop everything; a class the teacher switched to low bandwidth
+// (view key `low`) gets u8 maps at half resolution and fewer frames. Any lab can use it:
+// follow(client, store, want) with want() -> {layer, head} | null (everything).
+// `unslice` undoes the server's pooling for drawing (each value repeated over its 2 × 2
+// cells) and marks a head's slice with `first` (the head it is), so views draw as before.
+// A cut frame carries only the meta that changed since the last frame this connection got:
+// `meta._keep: true`: the keys absent are as in that frame (less `meta._drop`); false: whole.
+
+export const PHONE = '(max-width: 700px)';
+export const isPhone = () => typeof matchMedia === 'function' && matchMedia(PHONE).matches;
+
+/** The subscribe message for a slice and the class's quality (only viewers go low). */
+export function subscribeMessage(slice, { low = false, viewer = true } = {}) {
+  const msg = { type: 'subscribe', tensors: '*' };
+  if (slice && Number.isInteger(slice.layer)) msg.layer = slice.layer;
+  if (slice && Number.isInteger(slice.head)) msg.head = slice.head;
+  msg.quality = low && viewer ? 'low' : 'full';
+  return msg;
+}
+
+/** Keep the client subscribed to want(); again whenever the selection, the role, the class's
+ * quality or the screen width changes. Returns {update} for a lab's own triggers. */
+export function follow(client, store, want) {
+  const update = () => {
+    const msg = subscribeMessage(want(), { low: !!store.get('low'), viewer: store.get('role') !== 'driver' });
+    // The client skips a repeat and resends it after a reconnect. A page scrubbed back asks
+    // for its step again: the frame it shows was cut to the old subscription.
+    if (!client.subscribe(msg)) return;
+    const shown = store.get('shownStep');
+    if (Number.isInteger(shown) && shown !== store.get('step')) client.send({ type: 'seek', step: shown });
+  };
+  for (const key of ['layer', 'head', 'low', 'role']) store.on(key, update);
+  if (typeof matchMedia === 'function') matchMedia(PHONE).addEventListener('change', update);
+  update();
+  return { update };
+}
+
+// The meta of the last cut frame received (one client a page; every frame passes here, in
+// order, so it is what the server last sent this connection).
+let lastMeta = {};
+
+/** A decoded frame made drawable as a full one: its meta whole again, pooled maps expanded. */
+export function unslice(frame) {
+  const s = frame.slice;
+  if (!s) return frame;
+  const m = frame.meta;
+  if (m && '_keep' in m) {
+    const meta = m._keep ? { ...lastMeta } : {};
+    for (const k of m._drop || []) delete meta[k];
+    for (const [k, v] of Object.entries(m)) if (k !== '_keep' && k !== '_drop') meta[k] = v;
+    frame.meta = lastMeta = meta;
+  }
+  for (const [name, full] of Object.entries(s.pooled || {})) {
+    const tn = frame.tensors[name];
+    if (tn) frame.tensors[name] = expand(tn, full, s.scale || 2);
+  }
+  if (Number.isInteger(s.head)) {
+    for (const [name, tn] of Object.entries(frame.tensors)) {
+      if (name.startsWith('blocks.') && tn.shape.length === 3 && tn.shape[0] === 1) tn.first = s.head;
+    }
+  }
+  return frame;
+}
+
+function expand(tn, [R, C], k) {
+  const shape = tn.shape;
+  const r = shape[shape.length - 2], c = shape[shape.length - 1];
+  const n = tn.data.length / (r * c);
+  const data = new Float32Array(n * R * C);
+  for (let m = 0; m < n; m++) {
+    for (let i = 0; i < R; i++) {
+      const src = m * r * c + Math.floor(i / k) * c, dst = (m * R + i) * C;
+      for (let j = 0; j < C; j++) data[dst + j] = tn.data[src + Math.floor(j / k)];
+    }
+  }
+  return { ...tn, shape: [...shape.slice(0, -2), R, C], data, q: null, pooled: k };
+}

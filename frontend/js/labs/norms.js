@@ -1,0 +1,205 @@
+// View of `norms`: one small decoder with only its norm changed (placement ×4, LayerNorm vs
+// RMSNorm, or QK-norm off vs on), trained side by side. The dashboard draws the loss,
+// held-out accuracy, the largest attention logit, the attention entropy and the lr by arm,
+// and the gradient waterfall (its step-0 column is the gradient at init); this view adds,
+// per layer and arm, the gradient norm at init beside the last step's, the largest logit with
+// QK-norm's cap from the learned gains, and the entropy under its uniform ceiling, and sets
+// the text's own logged logit beside them as a cited fact. Every number comes from the server.
+import { addStrings, t } from '../core/i18n.js';
+import { add, el, setText } from '../core/dom.js';
+import { dashboard } from '../components/dashboard.js';
+import { panel } from '../components/panel.js';
+import { baseLayout, COLORS, CONFIG, whenPlotly } from '../components/plot.js';
+import { tryBar } from '../components/tryBar.js';
+
+export const stylesheet = '/css/labs/norms.css';
+
+addStrings({
+  en: {
+    'norms.loss': 'Training loss by arm (same batches, same seed)',
+    'norms.acc': 'Held-out exact answers',
+    'norms.seq_acc': 'exact',
+    'norms.logit': 'Largest attention logit (any layer, held-out batch)',
+    'norms.max_logit': 'largest logit',
+    'norms.entropy': 'Attention entropy (mean over layers and heads, nats)',
+    'norms.entropy_key': 'entropy',
+    'norms.lr': 'Learning rate (the warm-up ramp)',
+    'norms.lr_key': 'lr',
+    'norms.story': 'With these defaults (6 layers, AdamW, no warm-up) post-norm stays at chance (loss ≈ ln 10) while pre-norm solves the copy task; a warm-up of 100 steps to the same learning rate lets post-norm train. The waterfall’s first column is the gradient at init: post-norm’s blocks above the first get a small fraction of pre-norm’s.',
+    'norms.try': 'Try:',
+    'norms.try_cold': 'Four placements, no warm-up',
+    'norms.try_warm': 'Four placements, 100-step warm-up',
+    'norms.try_norm': 'Post-norm: LayerNorm vs RMSNorm',
+    'norms.try_qk': 'OLMo-2 placement: QK-norm off vs on',
+    'norms.grad': 'Gradient norm per stage: at init (dashed) and at the last step',
+    'norms.grad_hint': 'At init: one fixed held-out batch through the untrained arm, autograd’s gradient, each stage’s parameters as one vector. Now: the last training step’s, the same numbers the waterfall shows.',
+    'norms.init': 'init',
+    'norms.now': 'now',
+    'norms.layer_logit': 'Largest attention logit per layer, now',
+    'norms.layer_logit_hint': 'Max over heads and visible query–key pairs of q·k/√d_head on a held-out batch. Dotted: the cap QK-norm allows, √d_head·max|g_q|·max|g_k| (plus the biases), from the arm’s learned gains — gains that grow let the logit grow.',
+    'norms.cap': 'QK-norm cap',
+    'norms.layer_entropy': 'Attention entropy per layer, now',
+    'norms.layer_entropy_hint': 'Each query’s −Σ p log p over the keys it sees, averaged over heads and queries. The grey line is uniform attention (query t sees t + 1 keys): a layer sitting there has not learned where to look.',
+    'norms.uniform': 'uniform',
+    'norms.layer': 'layer',
+    'norms.cited': 'Beside the toy: the text’s own model, with QK-norm, still logged a largest attention logit of {v} in {stack} layer {layer}. A measurement of that model, not of this toy.',
+    'norms.encoder': 'encoder',
+    'norms.now_row': '{arm} · largest logit',
+    'norms.warmup_now': 'Warm-up',
+    'norms.warmup_steps': '{n} steps',
+    'norms.warmup_none': 'none',
+  },
+  zh: {
+    'norms.loss': '各组的训练损失（同样的批、同样的随机种子）',
+    'norms.acc': '留出集整串答对的比例',
+    'norms.seq_acc': '整串',
+    'norms.logit': '最大的注意力 logit（任一层，留出批）',
+    'norms.max_logit': '最大 logit',
+    'norms.entropy': '注意力熵（各层各头的平均，单位 nat）',
+    'norms.entropy_key': '熵',
+    'norms.lr': '学习率（预热的斜坡）',
+    'norms.lr_key': '学习率',
+    'norms.story': '默认设置（6 层、AdamW、不预热）下，后置归一化一直停在瞎猜的水平（损失 ≈ ln 10），前置归一化学会了复制任务；用 100 步预热到同一个学习率，后置归一化也能学会。瀑布图的第一列是初始化时的梯度：后置归一化第一层以上的各块，只得到前置归一化的一小部分。',
+    'norms.try': '试试：',
+    'norms.try_cold': '四种位置，不预热',
+    'norms.try_warm': '四种位置，预热 100 步',
+    'norms.try_norm': '后置：LayerNorm 对 RMSNorm',
+    'norms.try_qk': 'OLMo-2 位置：QK-norm 关 / 开',
+    'norms.grad': '各阶段的梯度范数：初始化时（虚线）和最近一步',
+    'norms.grad_hint': '初始化时：一个固定的留出批送进未训练的模型，autograd 算出的梯度，每个阶段的参数合成一个向量。最近一步：训练最后一步的梯度，和瀑布图里的数一样。',
+    'norms.init': '初始化',
+    'norms.now': '现在',
+    'norms.layer_logit': '每层最大的注意力 logit（现在）',
+    'norms.layer_logit_hint': '在一个留出批上，所有头、所有能看见的查询–键对里 q·k/√d_head 的最大值。点线：QK-norm 允许的上限 √d_head·max|g_q|·max|g_k|（加上偏置），由这一组学到的增益算出——增益变大，logit 也能变大。',
+    'norms.cap': 'QK-norm 上限',
+    'norms.layer_entropy': '每层的注意力熵（现在）',
+    'norms.layer_entropy_hint': '每个查询在它能看见的键上的 −Σ p log p，对头和查询取平均。灰线是均匀注意力（第 t 个查询看见 t + 1 个键）：停在那里的层还没学会看哪里。',
+    'norms.uniform': '均匀',
+    'norms.layer': '层',
+    'norms.cited': '放在玩具模型旁边：原文自己的模型用了 QK-norm，仍然在{stack}第 {layer} 层记录到最大注意力 logit {v}。这是那个模型的测量值，不是这个玩具的。',
+    'norms.encoder': '编码器',
+    'norms.now_row': '{arm} · 最大 logit',
+    'norms.warmup_now': '预热',
+    'norms.warmup_steps': '{n} 步',
+    'norms.warmup_none': '无',
+  },
+});
+
+const SCENARIOS = {
+  cold: { compare: 'placement', warmup: 0, norm: 'layernorm', qk_norm: false },
+  warm: { compare: 'placement', warmup: 100, norm: 'layernorm', qk_norm: false },
+  norm: { compare: 'norm', placement: 'post', warmup: 0 },
+  qk: { compare: 'qk_norm', placement: 'olmo2', norm: 'layernorm', warmup: 0 },
+};
+const DRAW_MS = 400; // plotly redraws cost ~10 ms each: a few times a second is plenty
+
+export default function mount(root, ctx) {
+  const dash = dashboard(root, ctx, {
+    className: 'norms-view',
+    charts: [
+      { title: 'norms.loss', keys: [{ key: 'loss', name: 'dash.train_loss' }], logY: true },
+      { title: 'norms.acc', keys: [{ key: 'seq_acc', name: 'norms.seq_acc', markers: true }], kept: false, yaxis: { range: [-0.05, 1.05] } },
+      { title: 'norms.logit', keys: [{ key: 'max_logit', name: 'norms.max_logit', markers: true }], logY: true },
+      { title: 'norms.entropy', keys: [{ key: 'entropy', name: 'norms.entropy_key', markers: true }] },
+      { title: 'norms.lr', keys: [{ key: 'lr', name: 'norms.lr_key' }], kept: false, logY: true },
+    ],
+    readout: (f, arms) => {
+      const out = arms.map((a, i) => ({ label: t('norms.now_row', { arm: a.label }), value: f.scalars[`arm.${i}.max_logit`] ?? '–' }));
+      const w = f.meta && f.meta.warmup;
+      out.push({ label: t('norms.warmup_now'), value: w ? t('norms.warmup_steps', { n: w }) : t('norms.warmup_none') });
+      return out;
+    },
+  });
+  const pics = dash.picturesEl;
+  const story = add(pics, 'p', 'norms-story');
+  const tries = tryBar(pics, ctx, { prefix: 'norms', scenarios: SCENARIOS });
+  const after = dash.grid;
+
+  const pGrad = panel(after, 'norms.grad', { hint: 'norms.grad_hint', wide: true });
+  const pLogit = panel(after, 'norms.layer_logit', { hint: 'norms.layer_logit_hint', wide: true });
+  const cited = el('p', 'norms-cited');
+  pLogit.el.append(cited);
+  const pEnt = panel(after, 'norms.layer_entropy', { hint: 'norms.layer_entropy_hint', wide: true });
+  const panels = [pGrad, pLogit, pEnt];
+
+  let last = null;
+  let drawnAt = 0;
+  let timer = null;
+
+  const layerNames = (n) => Array.from({ length: n }, (_, i) => `${t('norms.layer')} ${i}`);
+  const legend = { orientation: 'h', x: 0, xanchor: 'left', y: 1.02, yanchor: 'bottom', font: { size: 11 } };
+  const layout = (yTitle, logY, xTitle) => baseLayout({
+    showlegend: true, legend,
+    xaxis: { type: 'category', title: { text: xTitle } },
+    yaxis: { title: { text: yTitle }, type: logY ? 'log' : 'linear', exponentformat: 'power' },
+  });
+  const color = (i) => COLORS[i % COLORS.length];
+
+  function drawGrad(P, arms) {
+    const data = [];
+    arms.forEach((a, i) => {
+      data.push({ type: 'scatter', mode: 'lines+markers', x: a.stages, y: a.init_grad, name: `${a.label} · ${t('norms.init')}`, line: { color: color(i), dash: 'dash', width: 1.5 }, marker: { size: 5 } });
+      if (a.grad_now && a.grad_now.length) data.push({ type: 'scatter', mode: 'lines+markers', x: a.stages, y: a.grad_now, name: `${a.label} · ${t('norms.now')}`, line: { color: color(i), width: 2 }, marker: { size: 6 } });
+    });
+    P.react(pGrad.chart, data, layout('‖g‖', true, ''), CONFIG);
+  }
+
+  function drawLogit(P, m) {
+    const data = [];
+    m.arms.forEach((a, i) => {
+      const x = layerNames(a.max_logit.length);
+      data.push({ type: 'scatter', mode: 'lines+markers', x, y: a.max_logit, name: a.label, line: { color: color(i), width: 2 } });
+      if (a.qk_cap.some((c) => c !== null)) data.push({ type: 'scatter', mode: 'lines', x, y: a.qk_cap, name: `${a.label} · ${t('norms.cap')}`, line: { color: color(i), dash: 'dot', width: 1.5 } });
+    });
+    P.react(pLogit.chart, data, layout('q·k/√d', true, ''), CONFIG);
+    const c = m.cited;
+    setText(cited, t('norms.cited', { v: c.max_logit, layer: c.layer, stack: t(`norms.${c.stack}`) }));
+  }
+
+  function drawEntropy(P, m) {
+    const n = m.arms[0].entropy.length;
+    const x = layerNames(n);
+    const data = m.arms.map((a, i) => ({ type: 'scatter', mode: 'lines+markers', x, y: a.entropy, name: a.label, line: { color: color(i), width: 2 } }));
+    data.push({ type: 'scatter', mode: 'lines', x, y: x.map(() => m.uniform_entropy), name: t('norms.uniform'), line: { color: '#8a8f98', dash: 'dot', width: 1.5 } });
+    P.react(pEnt.chart, data, layout('nats', false, ''), CONFIG);
+  }
+
+  function draw() {
+    timer = null;
+    if (!last) return;
+    const now = performance.now();
+    if (now - drawnAt < DRAW_MS) { timer = setTimeout(draw, DRAW_MS); return; }
+    drawnAt = now;
+    const m = last.meta;
+    whenPlotly((P) => { drawGrad(P, m.arms); drawLogit(P, m); drawEntropy(P, m); });
+    root.dataset.step = String(last.step);
+    root.dataset.arms = m.arms.map((a) => a.label).join(',');
+  }
+  const schedule = () => { if (!timer) timer = setTimeout(draw, 0); };
+
+  function relabelOwn() {
+    setText(story, t('norms.story'));
+    tries.draw();
+  }
+  relabelOwn();
+  ctx.store.on('role', () => tries.draw());
+
+  return {
+    frame(f) {
+      dash.onFrame(f);
+      if (!f.meta || !Array.isArray(f.meta.arms) || !f.meta.arms[0] || !f.meta.arms[0].max_logit) return;
+      last = f;
+      schedule();
+    },
+    scalars(rows) { dash.onScalars(rows); },
+    params() { tries.draw(); },
+    reset() { dash.reset(); },
+    relabel() {
+      dash.relabel();
+      for (const p of panels) p.relabel();
+      relabelOwn();
+      drawnAt = 0;
+      schedule();
+    },
+  };
+}

@@ -1,0 +1,152 @@
+"""Per-viewer streams: each connection gets only its slice, cut once per distinct key."""
+
+import numpy as np
+
+from backend import subscriptions, wire
+from backend.subscriptions import Slice, slice_frame
+from tests.wsutil import open_lab, recv_until, send, step
+
+PATTERN = "blocks.{}.attn.hook_pattern"
+
+
+def _frame(ws, step_at=None):
+    f, _ = recv_until(
+        ws, lambda m: m["type"] == "frame" and (step_at is None or m["step"] == step_at)
+    )
+    return f
+
+
+def _subscribe(ws, **sub) -> None:
+    send(ws, {"type": "subscribe", **sub})
+
+
+def test_viewers_get_exactly_their_cut_and_equal_subscriptions_share_one_cut(client):
+    with client.websocket_connect("/ws") as teacher:
+        ready = open_lab(teacher, "gpt", {"n_layers": 2, "n_heads": 4})
+        sid = ready["session"]
+        views = {}
+        subs = {
+            "a": {"layer": 1, "head": 2},
+            "b": {"layer": 1, "head": 2},  # the same key as a: the same bytes
+            "c": {"layer": 0},
+            "d": {"quality": "low"},
+        }
+        socks = {k: client.websocket_connect("/ws") for k in subs}
+        try:
+            for k, ws in socks.items():
+                views[k] = ws.__enter__()
+                send(views[k], {"type": "join", "session": sid})
+                _frame(views[k])  # the step-0 frame, whole (no subscription yet)
+                _subscribe(views[k], **subs[k])
+            # A round trip after the subscribe: a bad one answers, so the good one is in.
+            for ws in views.values():
+                _subscribe(ws, layer=9)
+                err, _ = recv_until(ws, lambda m: m["type"] == "error")
+                assert err["code"] == "invalid_params" and err["field"] == "layer"
+                assert "beyond this model" in err["message"]
+            for k, ws in views.items():
+                _subscribe(ws, **subs[k])  # the connection still works: subscribe again
+            before = subscriptions.counts["cuts"]
+            full = None
+            seen = {}
+            teacher_frames = step(teacher, 1)
+            full = next(m for m in teacher_frames if m["type"] == "frame")
+            for k, ws in views.items():
+                seen[k] = _frame(ws, full["step"])
+            # a and b share a key: three distinct cuts for four viewers.
+            assert subscriptions.counts["cuts"] - before == 3
+        finally:
+            for ws in socks.values():
+                ws.__exit__(None, None, None)
+    pat1 = full["tensors"][PATTERN.format(1)]  # [H, T, T]
+    a, c, d = seen["a"], seen["c"], seen["d"]
+    assert PATTERN.format(0) not in a["tensors"]
+    np.testing.assert_array_equal(a["tensors"][PATTERN.format(1)], pat1[2:3])
+    assert a["header"]["slice"]["head"] == 2 and a["header"]["slice"]["layer"] == 1
+    assert set(a["tensors"]) == {n for n in full["tensors"] if not n.startswith("blocks.0.")}
+    assert set(c["tensors"]) == {n for n in full["tensors"] if not n.startswith("blocks.1.")}
+    np.testing.assert_array_equal(
+        c["tensors"][PATTERN.format(0)], full["tensors"][PATTERN.format(0)]
+    )
+    # Quality low: every layer, every head, each map at half resolution (2 × 2 means).
+    T = pat1.shape[-1]
+    low = d["tensors"][PATTERN.format(1)]
+    assert low.shape == (pat1.shape[0], (T + 1) // 2, (T + 1) // 2)
+    assert d["header"]["slice"]["scale"] == 2
+    assert d["header"]["slice"]["pooled"][PATTERN.format(1)] == [T, T]
+    even = pat1[:, : T // 2 * 2, : T // 2 * 2]
+    means = even.reshape(pat1.shape[0], T // 2, 2, T // 2, 2).mean(axis=(2, 4))
+    step_q = (full["header"]["tensors"][0]["max"] - full["header"]["tensors"][0]["min"]) / 255
+    np.testing.assert_allclose(low[:, : T // 2, : T // 2], means, atol=step_q + 1e-6)
+
+
+def test_a_cut_is_made_once_per_frame_and_key_and_shared():
+    frame = wire.Frame(
+        step=3,
+        tensors=[
+            wire.TensorOut("blocks.0.attn.hook_pattern", np.random.rand(4, 5, 5), "u8"),
+            wire.TensorOut("blocks.1.attn.hook_pattern", np.random.rand(4, 5, 5), "u8"),
+            wire.TensorOut("loss_curve", np.arange(6.0), "f32"),
+        ],
+    )
+    data = wire.encode(frame)
+
+    class Box:
+        tensors = None
+
+        def __init__(self, sl):
+            self.slice = sl
+
+    one, two, other = Box(Slice(layer=1, head=3)), Box(Slice(layer=1, head=3)), Box(Slice())
+    before = subscriptions.counts["cuts"]
+    assert subscriptions.cut(data, one) is subscriptions.cut(data, two)  # one object, shared
+    assert subscriptions.cut(data, other) is data  # a whole subscription: the frame itself
+    assert subscriptions.counts["cuts"] - before == 1
+    header, tensors = wire.decode(subscriptions.cut(data, one))
+    _, whole = wire.decode(data)
+    assert set(tensors) == {"blocks.1.attn.hook_pattern", "loss_curve"}
+    np.testing.assert_array_equal(
+        tensors["blocks.1.attn.hook_pattern"], whole["blocks.1.attn.hook_pattern"][3:4]
+    )
+    np.testing.assert_array_equal(tensors["loss_curve"], whole["loss_curve"])
+    # Odd sizes pool with the edge repeated: 5 -> 3.
+    _, low = wire.decode(slice_frame(data, Slice(quality="low")))
+    assert low["blocks.0.attn.hook_pattern"].shape == (4, 3, 3)
+
+
+def test_bad_subscriptions_are_refused_and_old_clients_keep_working(client):
+    with client.websocket_connect("/ws") as ws:
+        open_lab(ws, "gpt", {"n_layers": 2, "n_heads": 4})
+        for bad, field in (({"head": 4}, "head"), ({"layer": 2}, "layer")):
+            _subscribe(ws, **bad)
+            err, _ = recv_until(ws, lambda m: m["type"] == "error")
+            assert (err["code"], err["field"]) == ("invalid_params", field), err
+            assert err["values"]["limit"] in (2, 4)
+        _subscribe(ws, layer=-1)
+        err, _ = recv_until(ws, lambda m: m["type"] == "error")
+        assert err["code"] == "bad_message" and err["field"] == "subscribe.layer"
+        _subscribe(ws, tensors=["grad_norm"])  # the old message, as before
+        f = next(m for m in step(ws, 1) if m["type"] == "frame")
+        assert set(f["tensors"]) <= {"grad_norm"}
+    with client.websocket_connect("/ws") as ws:
+        open_lab(ws, "linear-regression")
+        _subscribe(ws, layer=0)
+        err, _ = recv_until(ws, lambda m: m["type"] == "error")
+        assert err["code"] == "invalid_params" and err["field"] == "layer"
+        assert len(step(ws, 1)) > 0  # still serving
+
+
+def test_the_driver_of_a_class_hears_the_bytes_per_second_sent_to_it(client):
+    with client.websocket_connect("/ws") as teacher:
+        ready = open_lab(teacher, "gpt", {"n_layers": 2, "n_heads": 4})
+        send(teacher, {"type": "share"})
+        recv_until(teacher, lambda m: m["type"] == "shared")
+        with client.websocket_connect("/ws") as viewer:
+            send(viewer, {"type": "join", "session": ready["session"]})
+            _frame(viewer)
+            step(teacher, 2)
+            stats, _ = recv_until(
+                teacher, lambda m: m["type"] == "class_stats" and m["bytes_per_s"] > 0
+            )
+            assert stats["viewers"] == 1
+            assert stats["per_viewer"] == stats["bytes_per_s"] == stats["max_viewer"]

@@ -1,0 +1,120 @@
+"""A teacher shares gpt; a phone in the class is sent only the map it shows; the teacher sees
+the class's bytes/s and flips low bandwidth, which halves the phone's maps."""
+
+import pytest
+
+from tests.conftest import ARTIFACTS, screenshot
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+ROLE = "() => window.shaomai && window.shaomai.store.get('role') === '{}'"
+RECEIVED = "() => window.shaomai.client.received"
+RESET = (
+    "() => { const r = window.shaomai.client.received; r.frames = 0; r.bytes = 0; r.tensors = {}; }"
+)
+
+
+def _frames_after_reset(student, teacher, n=2):
+    student.evaluate(RESET)
+    teacher.click("[data-act=step10]")
+    student.wait_for_function(f"() => window.shaomai.client.received.frames >= {n}")
+    return student.evaluate(RECEIVED)
+
+
+def test_a_phone_gets_its_map_and_the_teacher_sees_and_lowers_the_class_bandwidth(
+    live_server, browser
+):
+    tctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+    sctx = browser.new_context(**PHONE, locale="zh-CN")
+    teacher, student = tctx.new_page(), sctx.new_page()
+    errors = []
+    for pg in (teacher, student):
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        teacher.goto(f"{live_server}/lab.html?lab=gpt&lang=en")
+        teacher.wait_for_function(ROLE.format("driver"))
+        teacher.click("[data-act=step10]")
+        teacher.wait_for_function("() => window.shaomai.store.get('step') === 10")
+        teacher.click("[data-act=share_class]")
+        teacher.wait_for_selector(".share-overlay:not([hidden]) .qr")
+        code = teacher.evaluate("() => window.shaomai.store.get('shareCode')")
+        teacher.click(".share-card .close")
+        teacher.evaluate(
+            "() => { window.shaomai.store.set('layer', 1); window.shaomai.store.set('head', 2); }"
+        )
+
+        student.goto(f"{live_server}/join/{code}")
+        student.wait_for_function(ROLE.format("viewer"))
+        student.wait_for_function(
+            "() => window.shaomai.store.get('layer') === 1 && window.shaomai.store.get('head') === 2"
+        )
+        full = _frames_after_reset(student, teacher)
+        names = set(full["tensors"])
+        assert "blocks.1.attn.hook_pattern" in names and "blocks.0.attn.hook_pattern" not in names
+        head = full["tensors"]["blocks.1.attn.hook_pattern"]
+        T = head["shape"][-1]
+        assert head["shape"] == [1, T, T] and head["bytes"] == T * T
+        assert full["slice"] == {"layer": 1, "head": 2, "quality": "full", "scale": 1, "pooled": {}}
+        # The phone draws the one map it has (enlarged), at its width.
+        student.wait_for_function("() => !document.querySelector('.attn-zoom').hidden")
+        assert student.evaluate("() => document.documentElement.scrollWidth") <= 390
+
+        # The teacher's figure: nonzero bytes/s to the class (from the server's class_stats).
+        teacher.click("[data-act=play]")
+        teacher.wait_for_function(
+            "() => Number(document.querySelector('.class-tools .class-band .bw-figure')"
+            ".dataset.bytesPerS) > 0"
+        )
+        figure = teacher.locator(".class-tools .class-band .bw-figure").inner_text()
+        assert "students: 1 · the class" in figure and "B/s" in figure, figure
+        teacher.click("[data-act=play]")  # pause
+        teacher.wait_for_function("() => window.shaomai.store.get('state') !== 'playing'")
+
+        # Low bandwidth: the phone resubscribes; its map comes at half resolution.
+        teacher.locator(".class-tools .class-band input").check()
+        student.wait_for_function("() => window.shaomai.store.get('low') === true")
+        student.wait_for_function(
+            "() => { const s = window.shaomai.client.subscription; return s && s.quality === 'low'; }"
+        )
+        low = _frames_after_reset(student, teacher, 1)
+        pat = low["tensors"]["blocks.1.attn.hook_pattern"]
+        half = (T + 1) // 2
+        assert pat["shape"] == [1, half, half] and pat["bytes"] < head["bytes"]
+        assert low["slice"]["quality"] == "low" and low["slice"]["scale"] == 2
+        student.wait_for_function("() => !document.querySelector('.attn-zoom').hidden")
+        assert student.evaluate("() => document.documentElement.scrollWidth") <= 390
+        screenshot(student, "class-bandwidth-student-phone-zh")
+
+        # The share panel with the figure and the switch: en desktop, then zh on a phone.
+        teacher.click("[data-act=share_class]")
+        teacher.wait_for_selector(".share-overlay:not([hidden]) .share-card .class-band")
+        teacher.wait_for_function("() => !document.querySelector('.share-card .class-band').hidden")
+        screenshot(teacher, "class-bandwidth-share-en-desktop")
+        # A teacher on a phone, in Chinese (a reload at that width rejoins as the driver).
+        teacher.set_viewport_size({"width": 390, "height": 844})
+        teacher.reload()
+        teacher.wait_for_function(ROLE.format("driver"))
+        teacher.evaluate("() => document.querySelector('#lang-btn').click()")
+        # At phone width the selected head opens enlarged over the page: close it, as a
+        # teacher would, to reach the share button.
+        teacher.click(".attn-zoom:not([hidden]) .mg-close")
+        teacher.click("[data-act=share_class]")
+        teacher.wait_for_function(
+            "() => document.querySelector('.share-card .bw-low').textContent === '低带宽模式'"
+            " && !document.querySelector('.share-card .class-band').hidden"
+        )
+        teacher.wait_for_function(
+            "() => Number(document.querySelector('.share-card .bw-figure').dataset.bytesPerS) >= 0"
+        )
+        assert teacher.locator(".share-card .class-band input").is_checked()  # low stays on
+        screenshot(teacher, "class-bandwidth-share-zh-phone-page")
+        teacher.evaluate(
+            "() => { const c = document.querySelector('.share-card'); c.scrollTop = c.scrollHeight; }"
+        )
+        teacher.screenshot(path=str(ARTIFACTS / "class-bandwidth-share-zh-phone.png"))  # the screen
+        assert teacher.evaluate("() => document.documentElement.scrollWidth") <= 390
+        assert not errors, errors
+    finally:
+        tctx.close()
+        sctx.close()

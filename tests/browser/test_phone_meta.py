@@ -1,0 +1,66 @@
+"""A phone following a class is sent a frame's meta only when it changed (docs/streams.md);
+it still draws what the teacher's page draws: the next-token candidates and the model's
+facts, frame after frame, and again after a reload."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+ROLE = "() => window.shaomai && window.shaomai.store.get('role') === '{}'"
+SIDE = "() => document.querySelector('.gpt-attn-side').innerText"
+STEP = "() => window.shaomai.store.get('step')"
+
+
+def _same_side(teacher, student):
+    """The phone's next-token panel and facts once it shows the teacher's step."""
+    at = teacher.evaluate(STEP)
+    student.wait_for_function(f"() => window.shaomai.store.get('step') === {at}")
+    want = teacher.evaluate(SIDE)
+    student.wait_for_function(
+        "(want) => document.querySelector('.gpt-attn-side').innerText === want", arg=want
+    )
+    return want
+
+
+def test_a_phone_sent_meta_only_when_it_changed_draws_what_the_teacher_draws(live_server, browser):
+    tctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+    sctx = browser.new_context(**PHONE, locale="en-US")
+    teacher, student = tctx.new_page(), sctx.new_page()
+    errors = []
+    for pg in (teacher, student):
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        teacher.goto(f"{live_server}/lab.html?lab=gpt&lang=en")
+        teacher.wait_for_function(ROLE.format("driver"))
+        teacher.click("[data-act=share_class]")
+        teacher.wait_for_selector(".share-overlay:not([hidden]) .qr")
+        code = teacher.evaluate("() => window.shaomai.store.get('shareCode')")
+        teacher.click(".share-card .close")
+        student.goto(f"{live_server}/join/{code}?lang=en")
+        student.wait_for_function(ROLE.format("viewer"))
+        student.wait_for_function(
+            "() => { const s = window.shaomai.client.subscription; return s && s.layer === 0; }"
+        )
+        sides = []
+        for _ in range(3):
+            teacher.click("[data-act=step10]")
+            teacher.wait_for_function(
+                "(s) => window.shaomai.store.get('step') >= s", arg=(len(sides) + 1) * 10
+            )
+            sides.append(_same_side(teacher, student))
+        # The phone's frames were cut and carried only the changed meta.
+        sl = student.evaluate("() => window.shaomai.client.received.slice")
+        assert sl and sl["layer"] == 0, sl
+        assert len(set(sides)) == 3 and "Step" in sides[-1], sides  # it moved, and it is drawn
+        # A reload: a new connection, whole meta first, the same drawing.
+        student.reload()
+        student.wait_for_function(ROLE.format("viewer"))
+        assert _same_side(teacher, student) == sides[-1]
+        teacher.click("[data-act=step10]")
+        teacher.wait_for_function("() => window.shaomai.store.get('step') >= 40")
+        _same_side(teacher, student)
+        assert not errors, errors
+    finally:
+        tctx.close()
+        sctx.close()
