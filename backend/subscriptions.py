@@ -195,9 +195,18 @@ def _pool(q: np.ndarray) -> np.ndarray:
     return np.rint(x).astype(np.uint8)
 
 
+def lower_triangle(q: np.ndarray) -> bytes:
+    """u8 [..., T, T] -> each matrix's rows 0..T-1 with their first 1..T values: T(T+1)/2
+    bytes a matrix, about half (wire.unpack_tril and the page's decoder put the zeros back)."""
+    rows, cols = np.tril_indices(q.shape[-1])
+    return np.ascontiguousarray(q[..., rows, cols]).tobytes()
+
+
 def slice_frame(buf: bytes, sl: Slice, same: Kept = WHOLE_META) -> bytes:
     """A frame's bytes cut to a slice: the tensors named and of the layer, a head's slice of
-    per-head maps ([H, T, T] -> [1, T, T]), u8 maps pooled for quality low. The header's
+    per-head maps ([H, T, T] -> [1, T, T]), u8 maps pooled for quality low, and a square u8
+    map that is zero above its diagonal (a causal mask's) sent as its lower triangle
+    (`packed: "tril"` on its descriptor; its `shape` stays the full one). The header's
     `slice` says what was done: {layer, head, quality, scale, pooled: {name: [R, C]}}. The
     meta keys in `same.keep` are left out: `meta._keep` is true when some were (the page
     takes the rest from its last frame, less `meta._drop`), false when the meta is whole."""
@@ -225,11 +234,16 @@ def slice_frame(buf: bytes, sl: Slice, same: Kept = WHOLE_META) -> bytes:
                 pooled[t["name"]] = shape[-2:]
                 arr = _pool(arr)
             shape, raw = list(arr.shape), np.ascontiguousarray(arr).tobytes()
+        desc = {**t, "shape": shape}
+        if is_map and shape[-1] == shape[-2] > 1:
+            arr = np.frombuffer(raw, np.uint8).reshape(shape)
+            if not np.triu(arr, 1).any():  # a causal map: level 0 above the diagonal
+                raw, desc["packed"] = lower_triangle(arr), "tril"
         pad = (-offset) % 8
         parts.append(b"\0" * pad)
         offset += pad
         parts.append(bytes(raw))
-        kept.append({**t, "shape": shape, "offset": offset, "length": len(raw)})
+        kept.append({**desc, "offset": offset, "length": len(raw)})
         offset += len(raw)
     header["tensors"] = kept
     header["slice"] = {

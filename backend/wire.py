@@ -127,10 +127,22 @@ def decode(buf: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     for t in header["tensors"]:
         raw = payload[t["offset"] : t["offset"] + t["length"]]
         arr = np.frombuffer(raw, dtype=_NP[t["dtype"]]).astype(np.float32)
+        if t.get("packed") == "tril":  # a cut's causal map: its lower triangle only
+            arr = unpack_tril(arr, t["shape"])
         if t["dtype"] == "u8":
             arr = t["min"] + (t["max"] - t["min"]) * arr / 255.0
         out[t["name"]] = arr.reshape(t["shape"])
     return header, out
+
+
+def unpack_tril(values: np.ndarray, shape: list[int]) -> np.ndarray:
+    """A `packed: "tril"` tensor's values (each [T, T] matrix's lower triangle, row by row)
+    -> the full shape, zero (level 0) above each diagonal."""
+    t = shape[-1]
+    rows, cols = np.tril_indices(t)
+    out = np.zeros((*shape[:-2], t, t), values.dtype)
+    out[..., rows, cols] = values.reshape(*shape[:-2], len(rows))
+    return out
 
 
 def patch_header(buf: bytes, extra: dict[str, Any]) -> bytes:

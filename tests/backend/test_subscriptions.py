@@ -150,3 +150,31 @@ def test_the_driver_of_a_class_hears_the_bytes_per_second_sent_to_it(client):
             )
             assert stats["viewers"] == 1
             assert stats["per_viewer"] == stats["bytes_per_s"] == stats["max_viewer"]
+
+
+def test_a_causal_map_is_sent_as_its_lower_triangle_and_decodes_whole():
+    causal = np.tril(np.random.rand(4, 6, 6))  # zero above the diagonal, as a causal mask's
+    full = np.random.rand(4, 6, 6)  # an encoder's: nothing to leave out
+    frame = wire.Frame(
+        step=1,
+        tensors=[
+            wire.TensorOut("blocks.0.attn.hook_pattern", causal, "u8"),
+            wire.TensorOut("blocks.0.cross.hook_pattern", full, "u8"),
+        ],
+    )
+    data = wire.encode(frame)
+    _, whole = wire.decode(data)
+    for sl in (Slice(layer=0), Slice(layer=0, head=1), Slice(quality="low")):
+        header, tensors = wire.decode(slice_frame(data, sl))
+        desc = {t["name"]: t for t in header["tensors"]}
+        tri, sq = desc["blocks.0.attn.hook_pattern"], desc["blocks.0.cross.hook_pattern"]
+        assert tri["packed"] == "tril" and "packed" not in sq, sl
+        side = tri["shape"][-1]
+        assert tri["length"] == tri["shape"][0] * side * (side + 1) // 2
+        assert tensors["blocks.0.attn.hook_pattern"].shape == tuple(tri["shape"])
+    # Cut to one head at full quality, the map is the whole frame's, level for level.
+    _, head = wire.decode(slice_frame(data, Slice(layer=0, head=1)))
+    np.testing.assert_array_equal(
+        head["blocks.0.attn.hook_pattern"], whole["blocks.0.attn.hook_pattern"][1:2]
+    )
+    np.testing.assert_array_equal(np.triu(head["blocks.0.attn.hook_pattern"][0], 1), 0)

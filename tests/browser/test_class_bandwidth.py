@@ -14,6 +14,12 @@ RESET = (
     "() => { const r = window.shaomai.client.received; r.frames = 0; r.bytes = 0; r.tensors = {}; }"
 )
 
+KEEP_FRAMES = """() => { window._frames = [];
+  window.shaomai.client.on('frame', (f) => window._frames.push({step: f.step,
+    q: Array.from(f.tensors['blocks.1.attn.hook_pattern']?.q || [])})); }"""
+# One [T, T] map's levels from the frame of a step, starting at `at` (head 2 of the whole).
+LEVELS = "() => window._frames.find((f) => f.step === {step}).q.slice({at}, {at} + {n})"
+
 
 def _frames_after_reset(student, teacher, n=2):
     student.evaluate(RESET)
@@ -49,12 +55,22 @@ def test_a_phone_gets_its_map_and_the_teacher_sees_and_lowers_the_class_bandwidt
         student.wait_for_function(
             "() => window.shaomai.store.get('layer') === 1 && window.shaomai.store.get('head') === 2"
         )
+        for pg in (teacher, student):  # each page's frames as its views get them
+            pg.evaluate(KEEP_FRAMES)
         full = _frames_after_reset(student, teacher)
         names = set(full["tensors"])
         assert "blocks.1.attn.hook_pattern" in names and "blocks.0.attn.hook_pattern" not in names
         head = full["tensors"]["blocks.1.attn.hook_pattern"]
         T = head["shape"][-1]
-        assert head["shape"] == [1, T, T] and head["bytes"] == T * T
+        # A causal map travels as its lower triangle: T(T+1)/2 levels, not T².
+        assert head["shape"] == [1, T, T] and head["bytes"] == T * (T + 1) // 2
+        # ... and the phone draws the teacher's head 2, level for level, zeros above.
+        at = student.evaluate("() => window._frames.at(-1).step")
+        teacher.wait_for_function(f"() => window._frames.some((f) => f.step === {at})")
+        mine = student.evaluate(LEVELS.format(step=at, at=0, n=T * T))
+        theirs = teacher.evaluate(LEVELS.format(step=at, at=2 * T * T, n=T * T))
+        assert len(mine) == T * T and mine == theirs
+        assert sum(mine[i * T + j] for i in range(T) for j in range(i + 1, T)) == 0
         assert full["slice"] == {"layer": 1, "head": 2, "quality": "full", "scale": 1, "pooled": {}}
         # The phone draws the one map it has (enlarged), at its width.
         student.wait_for_function("() => !document.querySelector('.attn-zoom').hidden")

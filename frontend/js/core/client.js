@@ -111,7 +111,7 @@ export class LabClient {
         r.frames += 1;
         r.bytes += ev.data.byteLength;
         r.slice = f.slice;
-        for (const [n, tn] of Object.entries(f.tensors)) r.tensors[n] = { shape: tn.shape, bytes: tn.q ? tn.q.length : tn.data.byteLength };
+        for (const [n, tn] of Object.entries(f.tensors)) r.tensors[n] = { shape: tn.shape, bytes: tn.sent };
         return this.emit('frame', unslice(f));
       }
       const msg = JSON.parse(ev.data);

@@ -18,6 +18,22 @@ function f16ToF32(u16) {
   return out;
 }
 
+/** A cut's causal map sent as its lower triangle (row i: its first i + 1 levels) -> every
+ * [T, T] matrix of `shape` whole, level 0 above the diagonal. */
+function unpackTril(packed, shape) {
+  const T = shape[shape.length - 1];
+  const mats = packed.length / ((T * (T + 1)) / 2);
+  const out = new Uint8Array(mats * T * T);
+  let k = 0;
+  for (let m = 0; m < mats; m++) {
+    for (let i = 0; i < T; i++) {
+      out.set(packed.subarray(k, k + i + 1), (m * T + i) * T);
+      k += i + 1;
+    }
+  }
+  return out;
+}
+
 /** ArrayBuffer -> {step, run, scalars, tensors: {name: {shape, data, labels, min, max, q}}, meta, replay, infer} */
 export function decodeFrame(buf) {
   const n = new DataView(buf).getUint32(0, true);
@@ -31,11 +47,12 @@ export function decodeFrame(buf) {
     else if (t.dtype === 'f16') data = f16ToF32(new Uint16Array(buf, at, t.length / 2));
     else {
       q = new Uint8Array(buf, at, t.length); // raw levels: canvases map them through a colour LUT
+      if (t.packed === 'tril') q = unpackTril(q, t.shape);
       const span = (t.max - t.min) / 255;
       data = new Float32Array(q.length);
       for (let i = 0; i < q.length; i++) data[i] = t.min + span * q[i];
     }
-    tensors[t.name] = { shape: t.shape, data, q, labels: t.labels, min: t.min, max: t.max };
+    tensors[t.name] = { shape: t.shape, data, q, labels: t.labels, min: t.min, max: t.max, sent: t.length };
   }
   const scalars = {};
   for (const [k, v] of Object.entries(header.scalars || {})) scalars[k] = num(v);
