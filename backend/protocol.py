@@ -108,7 +108,8 @@ class Infer(_Msg):
 class Subscribe(_Msg):
     """What this connection is sent (docs/protocol.md "Subscriptions"): the named tensors,
     one layer's and/or one head's maps (checked against the session's lab and params by
-    backend/subscriptions.py), `low`: u8 maps at half resolution and at most 5 frames/s."""
+    backend/subscriptions.py), `low`: u8 maps at half resolution and at most 5 frames/s,
+    `position`: of the lab's per-position outputs, only that token's row."""
 
     type: Literal["subscribe"]
     tensors: list[Annotated[str, Field(max_length=128)]] | Literal["*"] = "*"
@@ -116,6 +117,7 @@ class Subscribe(_Msg):
     layer: StrictInt | None = Field(default=None, ge=0)
     head: StrictInt | None = Field(default=None, ge=0)
     quality: Literal["full", "low"] = "full"
+    position: StrictInt | None = Field(default=None, ge=0, le=4096)  # only this token's rows
 
 
 class Share(_Msg):

@@ -45,6 +45,9 @@ class Slice:
     layer: int | None = None
     head: int | None = None
     quality: str = "full"
+    position: int | None = None
+    rows: tuple[str, ...] = ()  # the lab's per-position tensors (cut to row `position`)
+    meta_rows: tuple[str, ...] = ()  # and meta keys
 
     @property
     def whole(self) -> bool:
@@ -82,7 +85,22 @@ def check(msg: protocol.Subscribe, session) -> Slice:
             values = {"key": name, "value": value, "limit": limit}
             raise SessionError("invalid_params", text, name, "err.sub_range", values)
     names = None if msg.tensors == "*" else frozenset(msg.tensors)
-    return Slice(names, msg.layer, msg.head, msg.quality)
+    if msg.position is None:
+        return Slice(names, msg.layer, msg.head, msg.quality)
+    rows = session.lab_cls.per_position
+    if not rows:
+        lab = session.lab_cls.id
+        text = f"position: the {lab} lab sends nothing per token position"
+        raise SessionError("invalid_params", text, "position", "err.sub_none", {"key": "position"})
+    return Slice(
+        names,
+        msg.layer,
+        msg.head,
+        msg.quality,
+        msg.position,
+        tuple(rows.get("tensors", ())),
+        tuple(rows.get("meta", ())),
+    )
 
 
 def apply(box, msg: protocol.Subscribe, session) -> None:
@@ -216,12 +234,20 @@ def slice_frame(buf: bytes, sl: Slice, same: Kept = WHOLE_META) -> bytes:
     parts: list[bytes] = []
     kept: list[dict[str, Any]] = []
     pooled: dict[str, list[int]] = {}
+    by_row: dict[str, int] = {}  # a per-position output cut to one row: its row count
     offset = 0
     for t in header["tensors"]:
         if not _wanted(t["name"], sl):
             continue
         raw: bytes | memoryview = payload[t["offset"] : t["offset"] + t["length"]]
         shape = list(t["shape"])
+        if sl.position is not None and t["name"] in sl.rows:
+            if sl.position >= shape[0]:  # a shorter example than the page last saw: no row
+                continue
+            size = len(raw) // shape[0]
+            raw = raw[sl.position * size : (sl.position + 1) * size]
+            by_row[t["name"]] = shape[0]
+            shape = [1, *shape[1:]]
         is_map = t["dtype"] == "u8" and len(shape) >= 2
         per_head = is_map and len(shape) == 3 and _BLOCK.match(t["name"]) is not None
         if (per_head and sl.head is not None) or (is_map and sl.quality == "low"):
@@ -253,7 +279,15 @@ def slice_frame(buf: bytes, sl: Slice, same: Kept = WHOLE_META) -> bytes:
         "scale": LOW_SCALE if sl.quality == "low" else 1,
         "pooled": pooled,
     }
-    meta = header.get("meta") or {}
+    meta = dict(header.get("meta") or {})
+    if sl.position is not None:
+        for key in sl.meta_rows:
+            value = meta.get(key)
+            if isinstance(value, list) and key not in same.keep:
+                by_row[key] = len(value)
+                meta[key] = value[sl.position : sl.position + 1]
+        header["slice"]["position"] = sl.position
+        header["slice"]["rows"] = by_row  # name -> the rows it has whole
     header["meta"] = {k: v for k, v in meta.items() if k not in same.keep}
     header["meta"]["_keep"] = bool(same.keep)
     if same.drop:

@@ -183,6 +183,9 @@ class Lab:
     # "min"?, "max"?, "below"? (a param: value < params[below]), "values"? (enum)}.
     # See backend/view_keys.py; the catalog entry carries them.
     view_keys: ClassVar[dict[str, dict]] = {}
+    # What is one row per token position (rank ≥ 1 tensors, list-valued meta keys): a
+    # subscription with `position: p` is sent row p of each (backend/subscriptions.py).
+    per_position: ClassVar[dict[str, tuple[str, ...]]] = {}
     # False for labs whose step only recomputes a picture (no training, no divergence check).
     trains: ClassVar[bool] = True
     # Whether play and step do anything the learner sees: True (they train, or walk stages

@@ -178,3 +178,33 @@ def test_a_causal_map_is_sent_as_its_lower_triangle_and_decodes_whole():
         head["blocks.0.attn.hook_pattern"], whole["blocks.0.attn.hook_pattern"][1:2]
     )
     np.testing.assert_array_equal(np.triu(head["blocks.0.attn.hook_pattern"][0], 1), 0)
+
+
+def test_a_position_gets_its_rows_of_the_next_token_panel_and_nothing_else(client):
+    with client.websocket_connect("/ws") as teacher, client.websocket_connect("/ws") as phone:
+        ready = open_lab(teacher, "gpt", {"n_layers": 2, "n_heads": 4})
+        send(phone, {"type": "join", "session": ready["session"]})
+        _frame(phone)
+        _subscribe(phone, layer=0, head=1, position=3)
+        cut = _frame(phone)  # the latest frame again, cut to the new subscription
+        whole = next(m for m in step(teacher, 1) if m["type"] == "frame")
+        both = _frame(phone, whole["step"])
+        # A lab with nothing per position refuses it by name; the connection keeps working.
+        with client.websocket_connect("/ws") as other:
+            open_lab(other, "linear-regression", {})
+            _subscribe(other, position=1)
+            err, _ = recv_until(other, lambda m: m["type"] == "error")
+            assert err["field"] == "position" and err["key"] == "err.sub_none"
+    for got in (cut, both):
+        assert got["header"]["slice"]["position"] == 3
+        assert got["tensors"]["next_probs"].shape[0] == 1
+    rows = whole["tensors"]["next_probs"].shape[0]
+    assert both["header"]["slice"]["rows"]["next_probs"] == rows
+    np.testing.assert_array_equal(
+        both["tensors"]["next_probs"][0], whole["tensors"]["next_probs"][3]
+    )
+    top = whole["header"]["meta"]["next_top"]
+    if "next_top" in both["header"]["meta"]:  # left out only when unchanged since `cut`
+        assert both["header"]["meta"]["next_top"] == [top[3]]
+    assert cut["header"]["meta"]["next_top"][0] and len(cut["header"]["meta"]["next_top"]) == 1
+    assert cut["header"]["slice"]["rows"]["next_top"] == len(top)

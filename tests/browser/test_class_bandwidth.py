@@ -71,7 +71,13 @@ def test_a_phone_gets_its_map_and_the_teacher_sees_and_lowers_the_class_bandwidt
         theirs = teacher.evaluate(LEVELS.format(step=at, at=2 * T * T, n=T * T))
         assert len(mine) == T * T and mine == theirs
         assert sum(mine[i * T + j] for i in range(T) for j in range(i + 1, T)) == 0
-        assert full["slice"] == {"layer": 1, "head": 2, "quality": "full", "scale": 1, "pooled": {}}
+        sl = full["slice"]
+        rows = sl.pop("rows")
+        pos = sl.pop("position")  # the position the phone's next-token panel shows
+        assert sl == {"layer": 1, "head": 2, "quality": "full", "scale": 1, "pooled": {}}
+        # ... and only that row of its candidates: one row of next_probs, not T.
+        assert rows == {"next_probs": T, "next_top": T} and 0 <= pos < T
+        assert full["tensors"]["next_probs"]["shape"][0] == 1
         # The phone draws the one map it has (enlarged), at its width.
         student.wait_for_function("() => !document.querySelector('.attn-zoom').hidden")
         assert student.evaluate("() => document.documentElement.scrollWidth") <= 390

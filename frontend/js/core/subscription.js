@@ -6,6 +6,8 @@
 // cells) and marks a head's slice with `first` (the head it is), so views draw as before.
 // A cut frame carries only the meta that changed since the last frame this connection got:
 // `meta._keep: true`: the keys absent are as in that frame (less `meta._drop`); false: whole.
+// A subscription with `position` gets one row of the lab's per-position outputs (gpt's
+// next-token candidates): `unslice` puts it back at its index.
 
 export const PHONE = '(max-width: 700px)';
 export const isPhone = () => typeof matchMedia === 'function' && matchMedia(PHONE).matches;
@@ -15,6 +17,7 @@ export function subscribeMessage(slice, { low = false, viewer = true } = {}) {
   const msg = { type: 'subscribe', tensors: '*' };
   if (slice && Number.isInteger(slice.layer)) msg.layer = slice.layer;
   if (slice && Number.isInteger(slice.head)) msg.head = slice.head;
+  if (slice && Number.isInteger(slice.position)) msg.position = slice.position;
   msg.quality = low && viewer ? 'low' : 'full';
   return msg;
 }
@@ -51,6 +54,18 @@ export function unslice(frame) {
     for (const [k, v] of Object.entries(m)) if (k !== '_keep' && k !== '_drop') meta[k] = v;
     frame.meta = lastMeta = meta;
   }
+  // One token position's rows (`position` subscribed): put each back at its index, so a
+  // view reads meta[key][p] and tensor row p as from a whole frame (other rows empty).
+  const p = s.position;
+  for (const [name, rows] of Object.entries(Number.isInteger(p) ? s.rows || {} : {})) {
+    const tn = frame.tensors[name];
+    if (tn) frame.tensors[name] = expandRow(tn, p, rows);
+    else if (m && Array.isArray(m[name]) && frame.meta[name] === m[name]) {
+      const full = Array.from({ length: rows }, () => []);
+      full[p] = m[name][0];
+      frame.meta[name] = full;
+    }
+  }
   for (const [name, full] of Object.entries(s.pooled || {})) {
     const tn = frame.tensors[name];
     if (tn) frame.tensors[name] = expand(tn, full, s.scale || 2);
@@ -61,6 +76,13 @@ export function unslice(frame) {
     }
   }
   return frame;
+}
+
+function expandRow(tn, p, rows) {
+  const width = tn.data.length;
+  const data = new Float32Array(rows * width);
+  data.set(tn.data, p * width);
+  return { ...tn, shape: [rows, ...tn.shape.slice(1)], data, q: null, row: p };
 }
 
 function expand(tn, [R, C], k) {

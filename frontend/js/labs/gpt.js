@@ -118,13 +118,16 @@ export default function mount(root, ctx) {
   attn.zoom.classList.add('attn-zoom');
   // A phone is sent the layer it shows (the selected one, the head too when one is; a
   // viewer's default: layer 0); a desktop every map (docs/streams.md).
+  let last = null; // latest training frame (the subscription's position reads it)
   const sub = follow(ctx.client, store, () => { // scrubbed back: everything (a seek's frame is whole)
     if (!isPhone() || (store.get('shownStep') ?? store.get('step')) !== store.get('step')) return null;
     const l = store.get('layer'), h = store.get('head');
-    if (Number.isInteger(l)) return { layer: l, head: Number.isInteger(h) ? h : null };
-    return store.get('role') === 'driver' ? null : { layer: 0 };
+    const position = focusIndex(); // the next-token panel shows this position's candidates
+    if (Number.isInteger(l)) return { layer: l, head: Number.isInteger(h) ? h : null, position };
+    return store.get('role') === 'driver' ? null : { layer: 0, position };
   });
-  store.on('shownStep', sub.update);
+  store.on('shownStep', sub.update); // (each frame shown: the focused position follows it)
+  store.on('hoverToken', sub.update);
   // The drill-down: the clicked cell's q·k, ÷√d, mask and softmax, computed by the server
   // from the model now (infer {cell}); the panel says when the map shows an older step.
   const cellPanel = cellArithmetic(attn.zoom.querySelector('.mg-zoom-box'), { tokens: () => (last ? last.meta.tokens : []) });
@@ -162,7 +165,6 @@ export default function mount(root, ctx) {
   ctx.client.on('error', (m) => { if (m.field && m.field.startsWith('input')) gen.error(); });
 
   // -- state --------------------------------------------------------------------------------
-  let last = null; // latest training frame
   let shownOnce = false;
   let runParams = { ...ctx.params() };
   let prevSample = null; // {text, step, diff}
@@ -174,7 +176,7 @@ export default function mount(root, ctx) {
 
   function focusIndex() {
     const k = store.get('hoverToken');
-    if (k !== null && k !== undefined && last && k < last.meta.tokens.length) return k;
+    if (Number.isInteger(k) && k >= 0 && last && k < last.meta.tokens.length) return k; // -1: none
     if (!last) return null;
     const g = last.meta.graded.indexOf(true); // the first graded position: the answer starts
     return last.meta.kind === 'task' && g >= 0 ? g : last.meta.tokens.length - 1;
