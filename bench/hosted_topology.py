@@ -23,17 +23,8 @@ def topology(env: dict[str, str], prefix: str = "b") -> Iterator[Topology]:
     from tests.hosted import postgres, servers
 
     pg = postgres.Postgres()
-    rd = servers.Redis()
-    replicas, nginx = [], None
     try:
-        db = pg.url()
-        replicas = [servers.Replica(f"{prefix}{i}", rd.url, db, **env) for i in (1, 2)]
-        nginx = servers.Nginx([r.port for r in replicas])
-        yield Topology(replicas, nginx)
+        with servers.behind_nginx(pg.url(), prefix, **env) as (_, replicas, nginx):
+            yield Topology(replicas, nginx)
     finally:
-        if nginx is not None:
-            nginx.stop()
-        for r in replicas:
-            r.stop()
-        rd.stop()
         pg.close()

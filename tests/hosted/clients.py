@@ -123,19 +123,11 @@ def topology(**env: str) -> Iterator[dict[str, Any]]:
     servers.require()
     pg = postgres.shared()
     db_url = pg.url()  # one database that every replica saves runs into
-    rd = servers.Redis()
     replicas = []
-    nginx = None
     try:
-        replicas = [servers.Replica(f"r{i}", rd.url, db_url, **env) for i in (1, 2)]
-        nginx = servers.Nginx([r.port for r in replicas])
-        yield {"redis": rd, "pg": pg, "replicas": replicas, "nginx": nginx}
+        with servers.behind_nginx(db_url, **env) as (rd, replicas, nginx):
+            yield {"redis": rd, "pg": pg, "replicas": replicas, "nginx": nginx}
     finally:
-        if nginx is not None:
-            nginx.stop()
-        for r in replicas:
-            r.stop()
-        rd.stop()
         for r in replicas:
             text = r.log.read_text()  # (a killed replica's first log ends without one)
             assert "Traceback" not in text, f"{r.name} log has a traceback:\n{text[-4000:]}"

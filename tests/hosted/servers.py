@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import re
 import shutil
 import signal
@@ -18,6 +19,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -168,3 +170,22 @@ def run_apart(coro):
     loop running in the main thread, where asyncio.run refuses to start."""
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+@contextlib.contextmanager
+def behind_nginx(database_url: str, prefix: str = "r", **env: str) -> Iterator[tuple]:
+    """A fresh Redis, two replicas ({prefix}1, {prefix}2) saving into `database_url`, and
+    nginx in front of them: (redis, replicas, nginx), every one stopped on the way out."""
+    rd = Redis()
+    replicas: list[Replica] = []
+    nginx = None
+    try:
+        replicas = [Replica(f"{prefix}{i}", rd.url, database_url, **env) for i in (1, 2)]
+        nginx = Nginx([r.port for r in replicas])
+        yield rd, replicas, nginx
+    finally:
+        if nginx is not None:
+            nginx.stop()
+        for r in replicas:
+            r.stop()
+        rd.stop()
