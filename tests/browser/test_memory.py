@@ -55,6 +55,9 @@ def test_memory_in_english(live_server, page):
 def test_memory_sweep_in_chinese(live_server, page):
     page.goto(f"{live_server}/lab.html?lab=memory&lang=zh")
     page.wait_for_function(READY)
+    # Written with the view, not at its first frame (a loaded machine saw "{steps}" here).
+    sweep = page.inner_text(".memory-sweep")
+    assert "把模式选为" in sweep and "{steps}" not in sweep, sweep
     page.wait_for_function(HAS_STEP)
     assert "瞎猜" in page.inner_text(".memory-view")
     assert "把模式选为" in page.inner_text(".memory-sweep")

@@ -124,6 +124,14 @@ export default function mount(root, ctx) {
   pSweep.el.classList.add('memory-sweep');
   const sweepNote = el('p', 'memory-sweep-note');
   pSweep.el.insertBefore(sweepNote, pSweep.chart);
+  // The hint's step count and the note, from the latest frame's sweep (none yet: the params'),
+  // written at once so the panel never shows "{steps}" before the first frame or after relabel.
+  const sweepTexts = (m) => {
+    const sw = m && m.sweep;
+    setText(pSweep.el.querySelector('.hint'), t('memory.sweep_hint', { steps: sw ? sw.steps : ctx.params().sweep_steps }));
+    setText(sweepNote, sw ? t('memory.now_delay', { n: m.delay }) : t('memory.sweep_off'));
+  };
+  sweepTexts(null);
 
   let last = null;
   let held = {}; // arm -> its latest held-out accuracy (evaluated every few steps)
@@ -213,8 +221,7 @@ export default function mount(root, ctx) {
     sweepAt = now;
     const m = last.meta;
     const sw = m.sweep;
-    setText(pSweep.el.querySelector('.hint'), t('memory.sweep_hint', { steps: sw ? sw.steps : ctx.params().sweep_steps }));
-    setText(sweepNote, sw ? t('memory.now_delay', { n: m.delay }) : t('memory.sweep_off'));
+    sweepTexts(m);
     const delays = sw ? sw.delays : [];
     const data = m.arms.map((a, i) => ({
       type: 'scatter', mode: 'lines+markers', name: a.label,
@@ -257,6 +264,7 @@ export default function mount(root, ctx) {
       dash.relabel();
       for (const p of [pEx, lstm.p, gru.p, states.p, pSweep]) p.relabel();
       for (const g of [lstm.g, gru.g, states.g]) g.relabel();
+      sweepTexts(last && last.meta);
       sweepAt = 0;
       draw();
     },
