@@ -249,6 +249,7 @@ def slice_frame(buf: bytes, sl: Slice, same: Kept = WHOLE_META) -> bytes:
             by_row[t["name"]] = shape[0]
             shape = [1, *shape[1:]]
         is_map = t["dtype"] == "u8" and len(shape) >= 2
+        arr = None  # the map's levels, once a cut below has them as an array
         per_head = is_map and len(shape) == 3 and _BLOCK.match(t["name"]) is not None
         if (per_head and sl.head is not None) or (is_map and sl.quality == "low"):
             arr = np.frombuffer(raw, np.uint8).reshape(shape)
@@ -262,7 +263,8 @@ def slice_frame(buf: bytes, sl: Slice, same: Kept = WHOLE_META) -> bytes:
             shape, raw = list(arr.shape), np.ascontiguousarray(arr).tobytes()
         desc = {**t, "shape": shape}
         if is_map and shape[-1] == shape[-2] > 1:
-            arr = np.frombuffer(raw, np.uint8).reshape(shape)
+            if arr is None:
+                arr = np.frombuffer(raw, np.uint8).reshape(shape)
             if not np.triu(arr, 1).any():  # a causal map: level 0 above the diagonal
                 raw, desc["packed"] = lower_triangle(arr), "tril"
         pad = (-offset) % 8

@@ -82,7 +82,7 @@ function expandRow(tn, p, rows) {
   const width = tn.data.length;
   const data = new Float32Array(rows * width);
   data.set(tn.data, p * width);
-  return { ...tn, shape: [rows, ...tn.shape.slice(1)], data, q: null, row: p };
+  return { ...tn, shape: [rows, ...tn.shape.slice(1)], data, q: null };
 }
 
 function expand(tn, [R, C], k) {
