@@ -251,7 +251,8 @@ export default function mount(root, ctx) {
     setText(memHint, t('la.memory_hint', { keys: p.mem_keys, dim: p.mem_dim, rw: p.mem_rewrites }));
     setText(memAcc, t('la.mem_acc', { pr: pct(m.acc_plain[0]), pk: pct(m.acc_plain[1]), dr: pct(m.acc_delta[0]), dk: pct(m.acc_delta[1]) }));
     const V = plain.shape[1];
-    const read = (tns, k, v) => tns.data[k * V + v].toFixed(2);
+    // + 0 turns a −0.004 that rounds to 0 into '0.00', not '-0.00'
+    const read = (tns, k, v) => (Number(tns.data[k * V + v].toFixed(2)) + 0).toFixed(2);
     const rows = [];
     m.rewritten.forEach((rw, k) => {
       if (!rw) return;
