@@ -15,7 +15,11 @@ STEP = "() => window.shaomai.store.get('step')"
 def _same_side(teacher, student):
     """The phone's next-token panel and facts once it shows the teacher's step."""
     at = teacher.evaluate(STEP)
-    student.wait_for_function(f"() => window.shaomai.store.get('step') === {at}")
+    # Both pages have drawn that step's frame (a step arrives with its scalars, before the
+    # frame is drawn: the teacher's panel read earlier can still show the step before).
+    drawn = f"() => window.shaomai.store.get('shownStep') === {at}"
+    teacher.wait_for_function(drawn)
+    student.wait_for_function(drawn)
     want = teacher.evaluate(SIDE)
     student.wait_for_function(
         "(want) => document.querySelector('.gpt-attn-side').innerText === want", arg=want
