@@ -47,7 +47,7 @@ from models.transformer.encoder_decoder import (
     toy_config,
 )
 
-EVAL_EVERY = 50
+EVAL_EVERY = 25
 BETAS, EPS = (0.9, 0.98), 1e-9  # the text's recipe
 TIMELINE_MB = 64.0
 BANNED = (PAD, BOS)  # never a target: never written
@@ -93,7 +93,7 @@ class Params(LabParams):
             ),
         },
     )
-    warmup: int = param(100, zh="预热步数 warmup", en="Warm-up steps", ge=1, le=4000)
+    warmup: int = param(300, zh="预热步数 warmup", en="Warm-up steps", ge=1, le=4000)
     lr_factor: float = param(
         0.3,
         zh="学习率倍数（乘在公式上）",
@@ -103,7 +103,7 @@ class Params(LabParams):
         scale="log",
         live=True,
     )
-    batch: int = param(64, zh="批大小", en="Batch size", ge=8, le=256, live=True)
+    batch: int = param(32, zh="批大小", en="Batch size", ge=8, le=256, live=True)
     steps: int = param(1500, zh="训练步数", en="Steps", ge=10, le=5000, live=True)
 
     @field_validator("d_model")
