@@ -49,6 +49,7 @@ def main() -> None:
         port=args.port,
         log_level=args.log_level,
         # Compression costs ~40x in frame throughput for tensor payloads (DESIGN.md).
+        ws=settings.ws_impl,
         ws_per_message_deflate=False,
         # Larger than our own cap on purpose: an oversized message gets an `error` reply
         # and the connection stays open, instead of a bare close by the server.

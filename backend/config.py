@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -65,6 +66,9 @@ class Settings(BaseSettings):
     # Frames carry `t`, the server's Unix time when the frame was encoded, so a client on
     # the same host can measure how late a frame arrives (the benchmark suite turns it on).
     frame_clock: bool = False
+    # uvicorn's websocket implementation: the sans-I/O one sends a lecture hall more frames
+    # with less memory than the legacy one (docs/benchmarks.md).
+    ws_impl: Literal["websockets", "websockets-sansio", "wsproto"] = "websockets-sansio"
 
     # Security (docs/security.md). Pages from other origins may not open the websocket.
     allowed_origins: list[str] = []  # besides the app's own origin and localhost
