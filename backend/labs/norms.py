@@ -7,8 +7,9 @@ streams every arm's loss and the engine's per-layer gradient norms (the dashboar
 waterfall); the snapshot at step 0 streams the gradient at init on one fixed batch, so the
 waterfall's first column is the init's. Every EVAL_EVERY steps: held-out exact accuracy,
 the largest attention logit (over layers) and the mean attention entropy. A sent frame
-carries per arm, per layer: the largest logit, the entropy, QK-norm's cap from the learned
-gains, the gradient norm at init and at the last step.
+carries per arm, per layer: the largest logit, the entropy and QK-norm's cap from the
+learned gains as measured at that evaluation (`stats_step`), and the gradient norm at init
+and at the last step.
 
 Warm-up is a linear ramp of `warmup` steps (0: none). The defaults (6 layers, AdamW at 1e-2,
 no warm-up) are where post-norm stays stuck at chance on `copy` while pre-norm solves it
@@ -29,6 +30,7 @@ from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, StepsAndWarmup, TrainingLab
 from models.data.tasks import make_task, masked_loss, score
 from models.norm_stats import (
+    AttentionStats,
     NormArmsConfig,
     arm_configs,
     attention_stats,
@@ -166,6 +168,10 @@ class NormsLab(MaskedTask, StepsAndWarmup, TrainingLab):
         dev = self.device
         self.eval_x, self.eval_y, self.eval_mask = (t.to(dev) for t in self.task.sample(N_EVAL, g))
         self.init_grad: dict[int, list[float]] = {}
+        # Per arm, the attention statistics of the last evaluation and its step: the picture
+        # shows them until the next one (a forward with hooks per arm per frame cost more
+        # than the steps themselves).
+        self.stats: dict[int, tuple[int, AttentionStats, list[float | None]]] = {}
 
     def arms(self) -> list[ArmSpec]:
         optim = OptimConfig("adamw", lr=self.params.lr, betas=BETAS, weight_decay=0.0)
@@ -208,13 +214,21 @@ class NormsLab(MaskedTask, StepsAndWarmup, TrainingLab):
         finally:
             model.train()
         _, seq_acc = score(logits, self.eval_y, self.eval_mask)
-        stats = attention_stats(model, self.eval_x[:N_STATS])
+        stats = self._measure(arm)
         return {
             "held_loss": float(masked_loss(logits, self.eval_y, self.eval_mask)),
             "seq_acc": seq_acc,
             "max_logit": max(stats.max_logit),
             "entropy": sum(stats.entropy) / len(stats.entropy),
         }
+
+    def _measure(self, arm: Arm) -> AttentionStats:
+        stats = attention_stats(arm.model, self.eval_x[:N_STATS])
+        self.stats[arm.index] = (self.t, stats, qk_caps(arm.model))
+        return stats
+
+    def load_lab_state(self, state: dict[str, Any]) -> None:
+        self.stats = {}  # a rewind or a loaded run: measured again at its first picture
 
     def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
         if self.t:
@@ -230,7 +244,10 @@ class NormsLab(MaskedTask, StepsAndWarmup, TrainingLab):
     def picture(self, arm: Arm) -> tuple[list[TensorOut], dict[str, Any]]:
         model: Transformer = arm.model
         cfg = model.cfg
-        stats = attention_stats(model, self.eval_x[:N_STATS])
+        at, stats, caps = self.stats.get(arm.index, (-1, None, None))
+        if stats is None or not 0 <= self.t - at < EVAL_EVERY:
+            self._measure(arm)
+            at, stats, caps = self.stats[arm.index]
         tensors = [TensorOut("head_entropy", torch.tensor(stats.head_entropy), "f32")]
         g = arm.grad_norm_tensor()
         if g is not None:
@@ -239,7 +256,8 @@ class NormsLab(MaskedTask, StepsAndWarmup, TrainingLab):
         meta: dict[str, Any] = {
             "max_logit": stats.max_logit,
             "entropy": stats.entropy,
-            "qk_cap": qk_caps(model),
+            "qk_cap": caps,  # the gains' cap at the step the logits were measured
+            "stats_step": at,
             "stages": stages,
             "init_grad": self.init_grad.get(arm.index, []),
             "grad_now": list(arm.grad_norms),

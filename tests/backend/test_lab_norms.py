@@ -5,13 +5,15 @@ task, and a warm-up lets post-norm train."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from backend.labs.norms import CITED, NormsLab, Params
+from backend.labs.norms import CITED, N_STATS, NormsLab, Params
+from models.norm_stats import attention_stats
 from tests.wsutil import frames, open_lab, scalar_rows, step
 
 SMALL = {"n_layers": 2, "d_model": 16, "seq_len": 3, "batch": 8}
@@ -77,6 +79,32 @@ def test_compare_norm_and_qk_norm_build_two_arms_of_the_chosen_placement():
 def test_bad_heads_are_refused_with_the_field():
     with pytest.raises(ValueError, match="split evenly"):
         Params(d_model=32, n_heads=3)
+
+
+def test_the_picture_shows_the_last_evaluation_and_a_loaded_run_is_measured_again():
+    """Between evaluations a frame carries the attention statistics measured at the last
+    one (its step named), the same numbers its scalars streamed; another run's state loaded
+    is measured afresh from its weights (not this run's picture)."""
+    lab = NormsLab(Params(**SMALL), 0, torch.device("cpu"))
+    for _ in range(9):
+        lab.step(False)
+    at_ten = lab.step(True)
+    for _ in range(4):
+        lab.step(False)
+    later = lab.step(True)  # step 15
+    for i, (a, b) in enumerate(zip(at_ten.meta["arms"], later.meta["arms"], strict=True)):
+        assert a["stats_step"] == b["stats_step"] == 10
+        assert b["max_logit"] == a["max_logit"] and b["entropy"] == a["entropy"]
+        assert max(a["max_logit"]) == pytest.approx(at_ten.scalars[f"arm.{i}.max_logit"])
+        assert b["grad_now"] != a["grad_now"]  # the gradients are the last step's
+    other = NormsLab(Params(**SMALL), 1, torch.device("cpu"))
+    for _ in range(12):
+        other.step(False)
+    lab.load_state_dict(copy.deepcopy(other.state_dict()))  # (it shares the live tensors)
+    arms = lab.snapshot().meta["arms"]
+    for i, arm in enumerate(lab.arm_list):
+        assert arms[i]["stats_step"] == 12
+        assert arms[i]["max_logit"] == attention_stats(arm.model, lab.eval_x[:N_STATS]).max_logit
 
 
 def _train(params: Params, steps: int) -> dict[str, float]:

@@ -35,10 +35,10 @@ addStrings({
     'norms.grad_hint': 'At init: one fixed held-out batch through the untrained arm, autograd’s gradient, each stage’s parameters as one vector. Now: the last training step’s, the same numbers the waterfall shows.',
     'norms.init': 'init',
     'norms.now': 'now',
-    'norms.layer_logit': 'Largest attention logit per layer, now',
-    'norms.layer_logit_hint': 'Max over heads and visible query–key pairs of q·k/√d_head on a held-out batch. Dotted: the cap QK-norm allows, √d_head·max|g_q|·max|g_k| (plus the biases), from the arm’s learned gains — gains that grow let the logit grow.',
+    'norms.layer_logit': 'Largest attention logit per layer, at the last evaluation',
+    'norms.layer_logit_hint': 'Max over heads and visible query–key pairs of q·k/√d_head on a held-out batch. Dotted: the cap QK-norm allows, √d_head·max|g_q|·max|g_k| (plus the biases), from the arm’s learned gains — gains that grow let the logit grow. Measured with the held-out accuracy (the markers on its chart).',
     'norms.cap': 'QK-norm cap',
-    'norms.layer_entropy': 'Attention entropy per layer, now',
+    'norms.layer_entropy': 'Attention entropy per layer, at the last evaluation',
     'norms.layer_entropy_hint': 'Each query’s −Σ p log p over the keys it sees, averaged over heads and queries. The grey line is uniform attention (query t sees t + 1 keys): a layer sitting there has not learned where to look.',
     'norms.uniform': 'uniform',
     'norms.layer': 'layer',
@@ -69,10 +69,10 @@ addStrings({
     'norms.grad_hint': '初始化时：一个固定的留出批送进未训练的模型，autograd 算出的梯度，每个阶段的参数合成一个向量。最近一步：训练最后一步的梯度，和瀑布图里的数一样。',
     'norms.init': '初始化',
     'norms.now': '现在',
-    'norms.layer_logit': '每层最大的注意力 logit（现在）',
-    'norms.layer_logit_hint': '在一个留出批上，所有头、所有能看见的查询–键对里 q·k/√d_head 的最大值。点线：QK-norm 允许的上限 √d_head·max|g_q|·max|g_k|（加上偏置），由这一组学到的增益算出——增益变大，logit 也能变大。',
+    'norms.layer_logit': '每层最大的注意力 logit（最近一次评估）',
+    'norms.layer_logit_hint': '在一个留出批上，所有头、所有能看见的查询–键对里 q·k/√d_head 的最大值。点线：QK-norm 允许的上限 √d_head·max|g_q|·max|g_k|（加上偏置），由这一组学到的增益算出——增益变大，logit 也能变大。和留出准确率一起测（它图上的那些点）。',
     'norms.cap': 'QK-norm 上限',
-    'norms.layer_entropy': '每层的注意力熵（现在）',
+    'norms.layer_entropy': '每层的注意力熵（最近一次评估）',
     'norms.layer_entropy_hint': '每个查询在它能看见的键上的 −Σ p log p，对头和查询取平均。灰线是均匀注意力（第 t 个查询看见 t + 1 个键）：停在那里的层还没学会看哪里。',
     'norms.uniform': '均匀',
     'norms.layer': '层',
@@ -173,6 +173,7 @@ export default function mount(root, ctx) {
     const m = last.meta;
     whenPlotly((P) => { drawGrad(P, m.arms); drawLogit(P, m); drawEntropy(P, m); });
     root.dataset.step = String(last.step);
+    root.dataset.statsStep = String(m.arms[0].stats_step);
     root.dataset.arms = m.arms.map((a) => a.label).join(',');
   }
   const schedule = () => { if (!timer) timer = setTimeout(draw, 0); };
