@@ -30,7 +30,9 @@ def test_frames_carry_every_attention_map_and_the_schedule_is_the_lr(client):
         msgs = step(ws, 12)
     rows = scalar_rows(msgs)
     for s in range(1, 13):  # the trainer's lr = factor · d^-0.5 · min(s^-0.5, s·w^-1.5)
-        assert rows[s]["lr"] == pytest.approx(0.3 * noam_lr(s, 32, ready["params"]["warmup"]), rel=1e-6)
+        assert rows[s]["lr"] == pytest.approx(
+            0.3 * noam_lr(s, 32, ready["params"]["warmup"]), rel=1e-6
+        )
         assert rows[s]["ppl_smoothed"] == pytest.approx(math.exp(rows[s]["loss"]), rel=1e-5)
         assert rows[s]["ppl"] == pytest.approx(math.exp(rows[s]["nll"]), rel=1e-5)
     f = frames(msgs)[-1]
