@@ -52,7 +52,7 @@ def test_frames_carry_every_attention_map_and_the_schedule_is_the_lr(client):
     assert ls["uniform"]["ce"] == pytest.approx(ls["torch_ce"])  # torch's is the uniform one
     assert meta["norms"]["layernorm"][0][0] == pytest.approx([-1.2247, 0.0, 1.2247], abs=1e-4)
     sched = meta["schedule"]
-    w = meta["schedule"]["warmup"]  # the peak is at the end of the warm-up
+    w = sched["warmup"]  # the peak is at the end of the warm-up
     assert max(sched["lr"]) == pytest.approx(0.3 * noam_lr(w, 32, w))
 
 

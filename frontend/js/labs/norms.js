@@ -173,7 +173,6 @@ export default function mount(root, ctx) {
     const m = last.meta;
     whenPlotly((P) => { drawGrad(P, m.arms); drawLogit(P, m); drawEntropy(P, m); });
     root.dataset.step = String(last.step);
-    root.dataset.statsStep = String(m.arms[0].stats_step);
     root.dataset.arms = m.arms.map((a) => a.label).join(',');
   }
   const schedule = () => { if (!timer) timer = setTimeout(draw, 0); };
