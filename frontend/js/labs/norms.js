@@ -151,7 +151,9 @@ export default function mount(root, ctx) {
       data.push({ type: 'scatter', mode: 'lines+markers', x, y: a.max_logit, name: a.label, line: { color: color(i), width: 2 } });
       if (a.qk_cap.some((c) => c !== null)) data.push({ type: 'scatter', mode: 'lines', x, y: a.qk_cap, name: `${a.label} · ${t('norms.cap')}`, line: { color: color(i), dash: 'dot', width: 1.5 } });
     });
-    P.react(pLogit.chart, data, layout('q·k/√d', true, ''), CONFIG);
+    // Early on a layer's largest q·k can be negative: a log axis would drop it.
+    const positive = m.arms.every((a) => a.max_logit.every((v) => v > 0));
+    P.react(pLogit.chart, data, layout('q·k/√d', positive, ''), CONFIG);
     const c = m.cited;
     setText(cited, t('norms.cited', { v: c.max_logit, layer: c.layer, stack: t(`norms.${c.stack}`) }));
   }
