@@ -111,7 +111,7 @@ class Connection:
                         asyncio.get_running_loop().call_later(wait, box.wake.set)
                         break
                 await self._send_scalars()  # a frame never arrives before its step's scalars
-                data = subscriptions.cut(data, box)  # once per distinct subscription
+                data = subscriptions.cut(data, box, self.session)  # once per distinct subscription
                 last_frame = time.monotonic()
                 await ws.send_bytes(data)
                 metrics.sent_frame(len(data))

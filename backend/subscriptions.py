@@ -15,46 +15,26 @@ changed"). A new subscription, a new connection and a seek (a replay frame) get 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
-import re
 import struct
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
-
-from backend import protocol, view_keys
+from backend import protocol, view_keys, wire
 from backend.admission import SessionError
+from backend.frame_cut import FULL, WHOLE_META, Kept, Slice, _json, slice_frame
+
+__all__ = ["FULL", "Slice", "apply", "check", "cut", "rates", "slice_frame", "watch_class"]
 
 LOW_FPS = 5.0  # quality low: at most this many frames a second
-LOW_SCALE = 2  # quality low: u8 maps pooled 2 × 2 (half resolution)
 STATS_EVERY_S = 2.0
-_BLOCK = re.compile(r"blocks\.(\d+)\.")
+# A cut frame leaves its scalars out when the connection was sent its step's row at most
+# this many steps ago (the page keeps ROWS_KEPT in frontend/js/core/client.js, more).
+ROW_WINDOW = 256
 _CACHED_FRAMES = 32  # the newest frames whose cuts are kept (a cut is needed right away)
 
 counts = {"cuts": 0}  # cuts made (tests read it: one per distinct key and frame)
-
-
-@dataclass(frozen=True)
-class Slice:
-    """A subscription's key: two connections with equal slices get the same bytes."""
-
-    tensors: frozenset[str] | None = None  # None: every tensor
-    layer: int | None = None
-    head: int | None = None
-    quality: str = "full"
-    position: int | None = None
-    rows: tuple[str, ...] = ()  # the lab's per-position tensors (cut to row `position`)
-    meta_rows: tuple[str, ...] = ()  # and meta keys
-
-    @property
-    def whole(self) -> bool:
-        return self == FULL
-
-
-FULL = Slice()
 
 
 def _limit(session, name: str) -> int | None:
@@ -100,6 +80,7 @@ def check(msg: protocol.Subscribe, session) -> Slice:
         msg.position,
         tuple(rows.get("tensors", ())),
         tuple(rows.get("meta", ())),
+        tuple(rows.get("columns", ())),
     )
 
 
@@ -117,24 +98,13 @@ def apply(box, msg: protocol.Subscribe, session) -> None:
 
 
 # -- cutting ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Kept:
-    """Meta keys left out of a cut (the page has them) and keys the page must drop."""
-
-    keep: frozenset[str] = frozenset()
-    drop: frozenset[str] = frozenset()
-
-
-WHOLE_META = Kept()
-
-
 class _Entry:
     """One published frame: its cuts by (slice, kept meta keys), its meta key by key as
     JSON (what a connection was sent, compared by the next frame), and which keys can be
     kept for a connection whose last meta is a given dict (one answer per distinct dict:
     1,000 phones that all got the previous frame ask once)."""
 
-    __slots__ = ("data", "cuts", "meta", "replay", "keeps")
+    __slots__ = ("data", "cuts", "meta", "replay", "keeps", "step", "row_of", "_rowed")
 
     def __init__(self, data: bytes) -> None:
         (n,) = struct.unpack_from("<I", data, 0)
@@ -144,32 +114,54 @@ class _Entry:
         self.meta = {k: _json(v) for k, v in (header.get("meta") or {}).items()}
         self.replay = bool(header.get("replay"))  # a seek's frame: always whole meta
         self.keeps: dict[int, tuple[dict[str, str], Kept]] = {}
+        self.step = int(header["step"])
+        # (run, step, scalars) for the check against the recorded row (an infer frame: none)
+        live = not self.replay and not header.get("infer")
+        self.row_of = (header.get("run"), self.step, header.get("scalars")) if live else None
+        self._rowed: bool | None = None
 
-    def keep(self, seen: dict[str, str] | None) -> Kept:
+    def rowed(self, session) -> bool:
+        """Are the header's scalars this step's recorded row of the session's current run
+        (so a connection sent that row has them)? Asked once per frame."""
+        if self._rowed is None:
+            self._rowed = self.row_of is not None and _is_row(session, *self.row_of)
+        return self._rowed
+
+    def keep(self, seen: dict[str, str] | None, scalars_row: bool = False) -> Kept:
         """For a connection last sent `seen`: the meta keys it need not be sent again, and
         the keys it has that this frame does not (dropped)."""
-        if seen is None or self.replay:
+        if self.replay:
             return WHOLE_META
+        if seen is None:
+            return Kept(scalars_row=True) if scalars_row else WHOLE_META
         hit = self.keeps.get(id(seen))
-        if hit is not None and hit[0] is seen:
-            return hit[1]
-        keep = frozenset(k for k, v in self.meta.items() if seen.get(k) == v)
-        kept = Kept(keep, frozenset(seen) - set(self.meta)) if keep else WHOLE_META
-        self.keeps[id(seen)] = (seen, kept)
-        return kept
+        if hit is None or hit[0] is not seen:
+            keep = frozenset(k for k, v in self.meta.items() if seen.get(k) == v)
+            kept = Kept(keep, frozenset(seen) - set(self.meta)) if keep else WHOLE_META
+            hit = self.keeps[id(seen)] = (seen, kept)
+        kept = hit[1]
+        return Kept(kept.keep, kept.drop, True) if scalars_row else kept
+
+
+def _is_row(session, run, step: int, scalars) -> bool:
+    if session is None or run != session.epoch or scalars is None:
+        return False
+    tl = session.timeline
+    i = bisect.bisect_left(tl.scalar_steps, step)
+    if i == len(tl.scalar_steps) or tl.scalar_steps[i] != step:
+        return False
+    return {k: wire.json_number(v) for k, v in tl.scalar_values[i].items()} == scalars
 
 
 _cache: OrderedDict[int, _Entry] = OrderedDict()
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def cut(data: bytes, box) -> bytes:
+def cut(data: bytes, box, session=None) -> bytes:
     """The frame as this Outbox's subscription has it (the same bytes object for every
     connection with an equal slice and equal meta last sent); the full frame itself for a
-    whole subscription. Call it only for a frame that is then sent: it records the meta."""
+    whole subscription. Call it only for a frame that is then sent: it records the meta.
+    With the `session` it came from, a connection already sent the frame's step as a
+    `scalars` row (box.cursor) gets the cut without the header's scalars."""
     sl = box.slice or FULL
     if box.tensors is not None:  # a subscription set on the Outbox directly (bench, old code)
         sl = Slice(frozenset(box.tensors), sl.layer, sl.head, sl.quality)
@@ -184,125 +176,15 @@ def cut(data: bytes, box) -> bytes:
             _cache.popitem(last=False)
     else:
         _cache.move_to_end(id(data))
-    kept = entry.keep(getattr(box, "meta_seen", None))
+    cursor = getattr(box, "cursor", -1)
+    has_row = 0 <= cursor - entry.step < ROW_WINDOW and entry.rowed(session)
+    kept = entry.keep(getattr(box, "meta_seen", None), has_row)
     out = entry.cuts.get((sl, kept))
     if out is None:
         out = entry.cuts[(sl, kept)] = slice_frame(data, sl, kept)
         counts["cuts"] += 1
     box.meta_seen = entry.meta  # the same dict for every connection sent this frame
     return out
-
-
-def _wanted(name: str, sl: Slice) -> bool:
-    if sl.tensors is not None and name not in sl.tensors:
-        return False
-    m = _BLOCK.match(name)
-    return not (m and sl.layer is not None and int(m.group(1)) != sl.layer)
-
-
-def _pool(q: np.ndarray) -> np.ndarray:
-    """u8 [..., R, C] -> [..., ceil(R/2), ceil(C/2)]: the mean of each 2 × 2 block (an odd
-    edge repeats its last row or column), rounded. Averaging the levels averages the values:
-    a u8 value is min + (max - min) * q / 255, linear in q, so min and max stay."""
-    r, c = q.shape[-2:]
-    x = q.astype(np.float32)
-    pad = [(0, 0)] * (x.ndim - 2) + [(0, r % 2), (0, c % 2)]
-    if r % 2 or c % 2:
-        x = np.pad(x, pad, mode="edge")
-    x = x.reshape(*x.shape[:-2], x.shape[-2] // 2, 2, x.shape[-1] // 2, 2).mean(axis=(-3, -1))
-    return np.rint(x).astype(np.uint8)
-
-
-def lower_triangle(q: np.ndarray) -> bytes:
-    """u8 [..., T, T] -> each matrix's rows 0..T-1 with their first 1..T values: T(T+1)/2
-    bytes a matrix, about half (wire.unpack_tril and the page's decoder put the zeros back)."""
-    rows, cols = np.tril_indices(q.shape[-1])
-    return np.ascontiguousarray(q[..., rows, cols]).tobytes()
-
-
-def slice_frame(buf: bytes, sl: Slice, same: Kept = WHOLE_META) -> bytes:
-    """A frame's bytes cut to a slice: the tensors named and of the layer, a head's slice of
-    per-head maps ([H, T, T] -> [1, T, T]), u8 maps pooled for quality low, and a square u8
-    map that is zero above its diagonal (a causal mask's) sent as its lower triangle
-    (`packed: "tril"` on its descriptor; its `shape` stays the full one). The header's
-    `slice` says what was done: {layer, head, quality, scale, pooled: {name: [R, C]}}. The
-    meta keys in `same.keep` are left out: `meta._keep` is true when some were (the page
-    takes the rest from its last frame, less `meta._drop`), false when the meta is whole."""
-    (n,) = struct.unpack_from("<I", buf, 0)
-    header = json.loads(buf[4 : 4 + n])
-    payload = memoryview(buf)[4 + n :]
-    parts: list[bytes] = []
-    kept: list[dict[str, Any]] = []
-    pooled: dict[str, list[int]] = {}
-    by_row: dict[str, int] = {}  # a per-position output cut to one row: its row count
-    offset = 0
-    for t in header["tensors"]:
-        if not _wanted(t["name"], sl):
-            continue
-        raw: bytes | memoryview = payload[t["offset"] : t["offset"] + t["length"]]
-        shape = list(t["shape"])
-        if sl.position is not None and t["name"] in sl.rows:
-            if sl.position >= shape[0]:  # a shorter example than the page last saw: no row
-                continue
-            size = len(raw) // shape[0]
-            raw = raw[sl.position * size : (sl.position + 1) * size]
-            by_row[t["name"]] = shape[0]
-            shape = [1, *shape[1:]]
-        is_map = t["dtype"] == "u8" and len(shape) >= 2
-        arr = None  # the map's levels, once a cut below has them as an array
-        per_head = is_map and len(shape) == 3 and _BLOCK.match(t["name"]) is not None
-        if (per_head and sl.head is not None) or (is_map and sl.quality == "low"):
-            arr = np.frombuffer(raw, np.uint8).reshape(shape)
-            if per_head and sl.head is not None:
-                if sl.head >= shape[0]:  # params changed under the subscription: nothing
-                    continue
-                arr = arr[sl.head : sl.head + 1]
-            if is_map and sl.quality == "low":
-                pooled[t["name"]] = shape[-2:]
-                arr = _pool(arr)
-            shape, raw = list(arr.shape), np.ascontiguousarray(arr).tobytes()
-        desc = {**t, "shape": shape}
-        if is_map and shape[-1] == shape[-2] > 1:
-            if arr is None:
-                arr = np.frombuffer(raw, np.uint8).reshape(shape)
-            if not np.triu(arr, 1).any():  # a causal map: level 0 above the diagonal
-                raw, desc["packed"] = lower_triangle(arr), "tril"
-        pad = (-offset) % 8
-        parts.append(b"\0" * pad)
-        offset += pad
-        parts.append(bytes(raw))
-        kept.append({**desc, "offset": offset, "length": len(raw)})
-        offset += len(raw)
-    header["tensors"] = kept
-    header["slice"] = {
-        "layer": sl.layer,
-        "head": sl.head,
-        "quality": sl.quality,
-        "scale": LOW_SCALE if sl.quality == "low" else 1,
-        "pooled": pooled,
-    }
-    meta = dict(header.get("meta") or {})
-    if sl.position is not None:
-        for key in sl.meta_rows:
-            value = meta.get(key)
-            if isinstance(value, list) and key not in same.keep:
-                by_row[key] = len(value)
-                meta[key] = value[sl.position : sl.position + 1]
-        header["slice"]["position"] = sl.position
-        header["slice"]["rows"] = by_row  # name -> the rows it has whole
-    header["meta"] = {k: v for k, v in meta.items() if k not in same.keep}
-    header["meta"]["_keep"] = bool(same.keep)
-    if same.drop:
-        header["meta"]["_drop"] = sorted(same.drop)
-    return _pack(header, b"".join(parts))
-
-
-def _pack(header: dict[str, Any], payload: bytes) -> bytes:
-    """wire._pack with the header's text as UTF-8 (not \\u escapes: a text model's pieces
-    such as ␣ and ⏎ cost 3 bytes, not 6); the page and wire.decode read either."""
-    head = _json(header).encode()
-    head += b" " * ((-(4 + len(head))) % 8)  # payload starts 8-byte aligned
-    return struct.pack("<I", len(head)) + head + payload
 
 
 # -- the class figure ------------------------------------------------------------------------

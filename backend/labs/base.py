@@ -183,8 +183,9 @@ class Lab:
     # "min"?, "max"?, "below"? (a param: value < params[below]), "values"? (enum)}.
     # See backend/view_keys.py; the catalog entry carries them.
     view_keys: ClassVar[dict[str, dict]] = {}
-    # What is one row per token position (rank ≥ 1 tensors, list-valued meta keys): a
-    # subscription with `position: p` is sent row p of each (backend/subscriptions.py).
+    # What is one row per token position ("tensors": rank ≥ 1, "meta": list-valued keys;
+    # "columns": tensors whose last axis is the position): a subscription with `position: p`
+    # is sent row (column) p of each (backend/frame_cut.py).
     per_position: ClassVar[dict[str, tuple[str, ...]]] = {}
     # False for labs whose step only recomputes a picture (no training, no divergence check).
     trains: ClassVar[bool] = True

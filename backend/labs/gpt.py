@@ -93,8 +93,12 @@ class GPTLab(TrainingLab):
         "head": {"type": "int", "min": 0, "max": 7, "below": "n_heads"},
         "hover": {"type": "int", "min": -1, "max": 4096},
     }
-    # The next-token panel draws one position's candidates: a phone is sent that row.
-    per_position = {"tensors": ("next_probs",), "meta": ("next_top",)}
+    # The next-token and residual panels draw one position: a phone is sent only it.
+    per_position = {
+        "tensors": ("next_probs",),
+        "meta": ("next_top",),
+        "columns": ("resid_norm", "embed_norm"),  # [rows, T]: the position is the last axis
+    }
     Input = InferInput
     pictures_later = True  # the example's picture is drawn beside the next backward pass
     stream_lr = True

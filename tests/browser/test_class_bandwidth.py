@@ -74,6 +74,9 @@ def test_a_phone_gets_its_map_and_the_teacher_sees_and_lowers_the_class_bandwidt
         sl = full["slice"]
         rows = sl.pop("rows")
         pos = sl.pop("position")  # the position the phone's next-token panel shows
+        # ... that token's column of the residual norms, and its scalars from their row.
+        assert sl.pop("cols") == {"resid_norm": T, "embed_norm": T}
+        assert sl.pop("scalars") == "row"
         assert sl == {"layer": 1, "head": 2, "quality": "full", "scale": 1, "pooled": {}}
         # ... and only that row of its candidates: one row of next_probs, not T.
         assert rows == {"next_probs": T, "next_top": T} and 0 <= pos < T

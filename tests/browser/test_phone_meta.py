@@ -3,6 +3,7 @@ it still draws what the teacher's page draws: the next-token candidates and the 
 facts, frame after frame, and again after a reload."""
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = pytest.mark.browser
 
@@ -10,6 +11,7 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobil
 ROLE = "() => window.shaomai && window.shaomai.store.get('role') === '{}'"
 SIDE = "() => document.querySelector('.gpt-attn-side').innerText"
 STEP = "() => window.shaomai.store.get('step')"
+RESID = "() => document.querySelector('.gpt-resid').innerText"
 
 
 def _same_side(teacher, student):
@@ -25,6 +27,21 @@ def _same_side(teacher, student):
         "(want) => document.querySelector('.gpt-attn-side').innerText === want", arg=want
     )
     return want
+
+
+def _same_resid(teacher, student):
+    """Both residual panels once they agree (the bars redraw at most every 150 ms, so the
+    teacher's can still show the step before when its frame has just been drawn)."""
+    for _ in range(50):
+        want = teacher.evaluate(RESID)
+        try:
+            student.wait_for_function(f"(want) => ({RESID})() === want", arg=want, timeout=500)
+            return want
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(
+        f"the phone's residual panel {student.evaluate(RESID)!r} never read {want!r}"
+    )
 
 
 def test_a_phone_sent_meta_only_when_it_changed_draws_what_the_teacher_draws(live_server, browser):
@@ -57,12 +74,28 @@ def test_a_phone_sent_meta_only_when_it_changed_draws_what_the_teacher_draws(liv
         sl = student.evaluate("() => window.shaomai.client.received.slice")
         assert sl and sl["layer"] == 0, sl
         assert len(set(sides)) == 3 and "Step" in sides[-1], sides  # it moved, and it is drawn
+        # Nothing hovered: the teacher's residual panel is the mean over tokens; the phone,
+        # sent one token's column, shows that token (the next-token panel's), never zeros.
+        at = student.evaluate("() => window.shaomai.client.subscription.position")
+        student.wait_for_function(f"() => ({RESID})().includes('(position {at})')")
+        assert "(position" not in teacher.evaluate(RESID)
+        # The teacher points at a token: the phone, sent that token's column of the residual
+        # norms (and its scalars as their row), draws the teacher's residual panel.
+        teacher.evaluate("() => window.shaomai.store.set('hoverToken', 3)")
+        student.wait_for_function("() => window.shaomai.client.subscription.position === 3")
+        teacher.click("[data-act=step10]")
+        teacher.wait_for_function("() => window.shaomai.store.get('step') >= 40")
+        sides.append(_same_side(teacher, student))
+        resid = _same_resid(teacher, student)
+        assert "(position 3)" in resid, resid  # the token's panel, not the mean
+        assert student.evaluate("() => window.shaomai.client.received.slice.scalars") == "row"
         # A reload: a new connection, whole meta first, the same drawing.
         student.reload()
         student.wait_for_function(ROLE.format("viewer"))
         assert _same_side(teacher, student) == sides[-1]
+        assert _same_resid(teacher, student) == resid
         teacher.click("[data-act=step10]")
-        teacher.wait_for_function("() => window.shaomai.store.get('step') >= 40")
+        teacher.wait_for_function("() => window.shaomai.store.get('step') >= 50")
         _same_side(teacher, student)
         assert not errors, errors
     finally:

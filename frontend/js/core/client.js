@@ -5,6 +5,11 @@
 import { decodeFrame, num } from './frame.js';
 import { unslice } from './subscription.js';
 
+// Scalar rows kept by run and step: a cut frame without its scalars (`slice.scalars: "row"`)
+// takes them from its step's row, which the server sends first (backend/subscriptions.py:
+// only for a row at most ROW_WINDOW = 256 steps back).
+const ROWS_KEPT = 1024;
+
 /** A new session id: 16 random bytes, url-safe base64 without padding (22 characters). */
 export function newSessionId() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -25,6 +30,16 @@ export class LabClient {
     this.held = null; // [type, msg] kept while held
     this.subscription = null; // the last `subscribe` (core/subscription.js): resent on every `ready`
     this.received = { frames: 0, bytes: 0, tensors: {} }; // frames, their bytes, tensor names seen (tests)
+    this.rows = new Map(); // `${run}:${step}` -> that step's scalars, the newest ROWS_KEPT
+  }
+
+  keepRows(run, rows) {
+    for (const { step, values } of rows) {
+      const key = `${run}:${step}`;
+      this.rows.delete(key); // re-set: now the newest
+      this.rows.set(key, values);
+    }
+    while (this.rows.size > ROWS_KEPT) this.rows.delete(this.rows.keys().next().value);
   }
 
   /** Keep what arrives (messages, connection changes) until release(): the page connects
@@ -112,6 +127,7 @@ export class LabClient {
         r.bytes += ev.data.byteLength;
         r.slice = f.slice;
         for (const [n, tn] of Object.entries(f.tensors)) r.tensors[n] = { shape: tn.shape, bytes: tn.sent };
+        if (f.slice && f.slice.scalars === 'row') f.scalars = { ...this.rows.get(`${f.run}:${f.step}`) };
         return this.emit('frame', unslice(f));
       }
       const msg = JSON.parse(ev.data);
@@ -127,6 +143,7 @@ export class LabClient {
       }
       if (msg.type === 'scalars') msg.rows = [{ step: msg.step, values: fixValues(msg.values) }];
       if (msg.type === 'history') msg.rows = historyRows(msg);
+      if (msg.rows) this.keepRows(msg.run, msg.rows);
       if (msg.type === 'error' && msg.code === 'not_found' && msg.field === 'session') {
         // The session expired while we were away: start a new one with the same request.
         // (Its token still proves this page drove it: a restore takes its class code back.)

@@ -7,7 +7,8 @@
 // A cut frame carries only the meta that changed since the last frame this connection got:
 // `meta._keep: true`: the keys absent are as in that frame (less `meta._drop`); false: whole.
 // A subscription with `position` gets one row of the lab's per-position outputs (gpt's
-// next-token candidates): `unslice` puts it back at its index.
+// next-token candidates) and one column of those whose last axis is the position (gpt's
+// residual norms): `unslice` puts it back at its index.
 
 export const PHONE = '(max-width: 700px)';
 export const isPhone = () => typeof matchMedia === 'function' && matchMedia(PHONE).matches;
@@ -66,6 +67,10 @@ export function unslice(frame) {
       frame.meta[name] = full;
     }
   }
+  for (const [name, cols] of Object.entries(Number.isInteger(p) ? s.cols || {} : {})) {
+    const tn = frame.tensors[name];
+    if (tn) frame.tensors[name] = expandColumn(tn, p, cols);
+  }
   for (const [name, full] of Object.entries(s.pooled || {})) {
     const tn = frame.tensors[name];
     if (tn) frame.tensors[name] = expand(tn, full, s.scale || 2);
@@ -83,6 +88,13 @@ function expandRow(tn, p, rows) {
   const data = new Float32Array(rows * width);
   data.set(tn.data, p * width);
   return { ...tn, shape: [rows, ...tn.shape.slice(1)], data, q: null };
+}
+
+function expandColumn(tn, p, cols) {
+  const n = tn.data.length; // [..., 1]: one value a row
+  const data = new Float32Array(n * cols);
+  for (let i = 0; i < n; i++) data[i * cols + p] = tn.data[i];
+  return { ...tn, shape: [...tn.shape.slice(0, -1), cols], data, q: null };
 }
 
 function expand(tn, [R, C], k) {

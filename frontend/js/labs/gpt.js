@@ -182,9 +182,12 @@ export default function mount(root, ctx) {
     return last.meta.kind === 'task' && g >= 0 ? g : last.meta.tokens.length - 1;
   }
 
+  // The position a frame cut to one token (a phone's) has; else the focused one.
+  const framePosition = () => (Number.isInteger(last.slice?.position) ? last.slice.position : focusIndex());
+
   function drawNext() {
     if (!last) return;
-    const i = focusIndex();
+    const i = framePosition(); // (the hover moved: the next cut follows it)
     const m = last.meta;
     const probs = last.tensors.next_probs;
     const K = probs.shape[1];
@@ -207,7 +210,9 @@ export default function mount(root, ctx) {
     const r = last.tensors.resid_norm, e = last.tensors.embed_norm;
     const [rows, T] = r.shape;
     const k = store.get('hoverToken');
-    const at = k !== null && k !== undefined && k < T ? k : null;
+    // A phone is sent one token's norms (the next-token panel's): show the one it has.
+    const cut = last.slice?.cols && 'resid_norm' in last.slice.cols;
+    const at = cut ? framePosition() : (Number.isInteger(k) && k >= 0 && k < T ? k : null);
     const val = (tensor, row) => {
       if (at !== null) return tensor.data[row * T + at];
       let s = 0;
