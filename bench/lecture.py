@@ -298,7 +298,8 @@ def _watch_figures(label: str, out: dict, n: int, kbps_target: float | None) -> 
             "MB",
             ("≤", 50.0 * n / 1000),
             baseline=f"{out['rss_open']:.0f} MB with the session open",
-            note=f"peak +{max(out['rss']) - out['rss_open']:.0f} MB; 50 MB per 1,000 viewers",
+            note=f"joined, before play +{out['rss'][0] - out['rss_open']:.0f} MB; "
+            f"peak +{max(out['rss']) - out['rss_open']:.0f} MB; 50 MB per 1,000 viewers",
         ),
         Figure(
             S,
