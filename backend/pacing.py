@@ -4,10 +4,15 @@ Steps start a period apart at least (the requested speed), across the worker's c
 chunk that ends never makes the next step early. Frames follow a schedule, not "a period
 since the last one" (with 15 ms steps that gives a frame per 45 ms: 22 of 30 fps); and a
 frame never comes within half a period of the one before (after a long step, such as a
-lab's evaluation, the next short step would bunch up behind it).
+lab's evaluation, the next short step would bunch up behind it). Flat out (steps slower than
+the speed asked), pictures take at most PICTURE_SHARE of the time: a lab whose picture costs
+as much as its step (an encoder-decoder's greedy translation and every map) would otherwise
+draw one every step and train at half speed (docs/benchmarks.md, "Time to insight").
 """
 
 from __future__ import annotations
+
+PICTURE_SHARE = 0.2
 
 
 class Pacer:
@@ -17,6 +22,8 @@ class Pacer:
         self.step_s = 0.0  # a typical step's time (outliers such as evaluations clipped)
         self.next_frame_t = 0.0  # when the next frame is due
         self.last_frame_t = 0.0  # when the last one was ready
+        self.picture_s = 0.0  # a frame's cost: its pictures and encoding (a running mean)
+        self.gap = self.frame_period  # the frames' period now (longer flat out, see above)
 
     def wait_s(self, now: float) -> float:
         """How long to wait before the next step may start (≤ 0: now)."""
@@ -25,15 +32,17 @@ class Pacer:
     def start(self, now: float, period: float) -> bool:
         """A step starts now, at most one per `period`; returns whether a frame is due."""
         self.due = max(self.due, now) + period
-        return now >= self.next_frame_t and now + self.step_s - self.last_frame_t >= (
-            self.frame_period / 2
-        )
+        flat_out = period <= self.step_s
+        self.gap = max(self.frame_period, self.picture_s / PICTURE_SHARE if flat_out else 0.0)
+        return now >= self.next_frame_t and now + self.step_s - self.last_frame_t >= self.gap / 2
 
     def done(self, started: float, ended: float, framed: bool) -> None:
         """The step that started at `started` ended at `ended` (with a frame if `framed`)."""
         self.step_s += 0.25 * (min(ended - started, 2 * self.step_s or 1.0) - self.step_s)
         if framed:
             self.last_frame_t = ended
-            self.next_frame_t = max(
-                self.next_frame_t + self.frame_period, started + self.frame_period / 2
-            )
+            self.next_frame_t = max(self.next_frame_t + self.gap, started + self.gap / 2)
+
+    def pictured(self, seconds: float) -> None:
+        """A frame's pictures and encoding took `seconds` (on the worker, beside or in line)."""
+        self.picture_s += 0.25 * (seconds - self.picture_s) if self.picture_s else seconds

@@ -28,6 +28,7 @@ class WorkerSide:
         with BUILDS:  # in arrival order, a core at a time (backend/worker.py)
             manual_seed(self.seed)
             self.lab = self.lab_cls(self.params, self.seed, self.device)
+            self._drawn_s = 0.0  # the new lab's picture_s starts again
             if state is not None:  # a fork or a saved run: the weights and the step go on
                 self.lab.load_state_dict(state)
             self._wstep = step
@@ -115,7 +116,12 @@ class WorkerSide:
     def _encode(self, frame: wire.Frame, epoch: int) -> bytes:
         if frame.finish is not None:
             frame.finish()
-        return wire.encode(frame, self._extra(epoch))
+        t0 = time.perf_counter()
+        data = wire.encode(frame, self._extra(epoch))
+        drawn = getattr(self.lab, "picture_s", 0.0)  # a TrainingLab times its pictures
+        self._pacer.pictured(time.perf_counter() - t0 + drawn - self._drawn_s)
+        self._drawn_s = drawn
+        return data
 
     def _take_unsent(self) -> list[tuple[int, dict]]:
         """The steps not yet reported; from now on they count as reported."""

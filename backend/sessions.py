@@ -70,6 +70,7 @@ class Session(WorkerSide):
         self._speed = settings.max_steps_per_s
         self._wstep = 0  # the worker's step counter
         self._framed_step = -1  # the last step whose picture was sent
+        self._drawn_s = 0.0  # the lab's picture_s when the last frame was encoded
         self._unsent: list[tuple[int, dict]] = []  # the worker's steps not yet reported
         self._reported_at = 0.0  # when the worker last reported
         self._pacer = Pacer(settings.frame_fps)  # steps at the speed asked, frames at fps

@@ -19,6 +19,8 @@ The contract is written out in docs/trainer.md.
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -60,6 +62,7 @@ class TrainingLab(Lab):
     def __init__(self, params: LabParams, seed: int, device: torch.device):
         super().__init__(params, seed, device)
         self.t = 0  # optimizer updates taken (a step with no batch takes none)
+        self.picture_s = 0.0  # seconds spent drawing pictures so far (the pacer reads it)
         self.setup()
         self.data_gen = self.data_generator()
         specs = self.arms()
@@ -197,13 +200,20 @@ class TrainingLab(Lab):
                 self.__draw_beside(arm, drawn)
         return self.__frame(self.__scalars(), capture, later, drawn)
 
+    def __timed(self, draw: Callable[..., Any], *args: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return draw(*args)
+        finally:
+            self.picture_s += time.perf_counter() - t0
+
     def __draw_beside(self, arm: Arm, drawn: dict[int, Any]) -> None:
         """Leave the arm's picture for the next backward pass (another arm's: this arm's
         weights no longer change this step), after any job already waiting for it."""
 
         def job() -> None:
             if arm.index not in drawn:  # not yet drawn by a frame finished in line
-                drawn[arm.index] = self.picture(arm)
+                drawn[arm.index] = self.__timed(self.picture, arm)
 
         waiting = self._pending
         if waiting is None:
@@ -315,7 +325,7 @@ class TrainingLab(Lab):
             for arm in self.arm_list:
                 got = drawn.get(arm.index) if drawn else None
                 if got is None:
-                    got = self.picture(arm)
+                    got = self.__timed(self.picture, arm)
                     if drawn is not None:
                         drawn[arm.index] = None  # drawn here: a job still waiting skips it
                 outs, arm_meta = got if isinstance(got, tuple) else (got, {})
@@ -325,7 +335,7 @@ class TrainingLab(Lab):
                 else:
                     tensors += outs
                     extra.update(arm_meta)
-            tensors += self.shared_picture()
+            tensors += self.__timed(self.shared_picture)
             frame.tensors = tensors
             frame.meta = {**extra, **meta}
 
