@@ -25,7 +25,6 @@ from backend.bus import Outbox
 from backend.config import Settings
 from backend.manager import SessionManager
 from backend.saving import open_saved, save_session
-from backend.scalars_message import scalars_message as _scalars_message
 from backend.sessions import Session
 from backend.store import RunStore
 
@@ -135,7 +134,7 @@ class Connection:
             steps, values = s.timeline.scalars_after(box.cursor)
             steps, values = steps[:HISTORY_BATCH], values[:HISTORY_BATCH]
             box.cursor = steps[-1]
-            text = _scalars_message(steps, values, s.epoch)
+            text = s.scalars_texts.text(steps, values, s.epoch)
             await self.ws.send_text(text)
             metrics.sent_text(len(text))
             box.sent_bytes += len(text)

@@ -24,6 +24,7 @@ from backend.bus import FrameBus
 from backend.config import Settings
 from backend.labs.base import Lab, LabError, LabParams
 from backend.pacing import Pacer
+from backend.scalars_message import ScalarsTexts
 from backend.session_worker import WorkerSide
 from backend.timeline import Timeline
 from backend.worker import init_worker, trim_memory
@@ -59,6 +60,7 @@ class Session(WorkerSide):
         self.step = 0
         self.epoch = 0  # bumped by every reset; stale reports from the worker are dropped
         self.timeline = Timeline(int(settings.timeline_mb * 2**20))
+        self.scalars_texts = ScalarsTexts()  # encoded once for the connections in step
         self.bus = FrameBus()
         self.last_active = time.monotonic()
         self.lab: Lab | None = None
