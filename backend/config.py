@@ -69,10 +69,6 @@ class Settings(BaseSettings):
     # uvicorn's websocket implementation: the sans-I/O one sends a lecture hall more frames
     # with less memory than the legacy one (docs/benchmarks.md).
     ws_impl: Literal["websockets", "websockets-sansio", "wsproto"] = "websockets-sansio"
-    # Websocket upgrades being accepted and joined at once (0: no limit). A storm of joiners
-    # (a class scanning the QR code together) waits its turn at the door instead of filling
-    # every turn of the event loop, so the teacher's controls still answer (docs/lecture.md).
-    joins_at_once: int = 32
 
     # Security (docs/security.md). Pages from other origins may not open the websocket.
     allowed_origins: list[str] = []  # besides the app's own origin and localhost

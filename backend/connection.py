@@ -13,7 +13,6 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable
 from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
@@ -34,9 +33,6 @@ HISTORY_BATCH = 5000  # scalar steps per message when catching up
 # together at most this often: at 75 steps/s a message per step cost every viewer (and the
 # server, per viewer) 75 sends a second for numbers that a chart draws 30 times a second.
 SCALARS_EVERY_S = 1 / 30
-# A joining connection keeps its place at the door (routes/ws.py) until what the join queued
-# is sent, or this long at most (a client that does not read).
-STARTED_WITHIN_S = 2.0
 
 
 class Connection:
@@ -67,7 +63,6 @@ class Connection:
         # `/ws?session=ID&token=TOKEN`: joined on connect; an `open` creates ID when free.
         self.url_session = url_session
         self.url_token = url_token
-        self._started: Callable[[], None] | None = None  # run()'s callback, until called
 
     # -- output ---------------------------------------------------------------------------
     def reply(self, message: BaseModel) -> None:
@@ -92,8 +87,6 @@ class Connection:
                     return
                 item = box.pop(latest_only=bool(box.max_fps))
                 if item is None:
-                    if self._started is not None:
-                        self._mark_started()
                     wait = self._scalars_sent_t + SCALARS_EVERY_S - time.monotonic()
                     if wait <= 0:
                         await self._send_scalars()
@@ -140,28 +133,15 @@ class Connection:
             box.sent_bytes += len(text)
 
     # -- input ----------------------------------------------------------------------------
-    async def run(self, started: Callable[[], None] | None = None) -> None:
-        """Serve the connection until it closes; `started()` is called once, when the sender
-        first has nothing left to send (what a join queued is out) or at the end."""
-        self._started = started
+    async def run(self) -> None:
         self.sessions.connections.add(self)
         try:
             await self._run()
         finally:
             self.sessions.connections.discard(self)
-            self._mark_started()
-
-    def _mark_started(self) -> None:
-        started, self._started = self._started, None
-        if started is not None:
-            started()
 
     async def _run(self) -> None:
         self._join_url()
-        if not self.box.items:  # nothing to send (no join in the URL): in at once
-            self._mark_started()
-        else:  # a client that does not read holds the door at most this long
-            asyncio.get_running_loop().call_later(STARTED_WITHIN_S, self._mark_started)
         sender = asyncio.create_task(self._send_loop())
         worker = asyncio.create_task(self._process())
         try:

@@ -1,9 +1,7 @@
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
-import weakref
 
 from fastapi import APIRouter, WebSocket
 
@@ -31,20 +29,6 @@ class RedactToken(logging.Filter):
 
 logging.getLogger("uvicorn.error").addFilter(RedactToken())  # where uvicorn logs upgrades
 
-_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its gate
-
-
-def _join_gate(settings) -> asyncio.Semaphore | None:
-    """The door of this event loop: Settings.joins_at_once connections accepted, joined and
-    sent their first messages at a time (None: no limit)."""
-    if settings.joins_at_once <= 0:
-        return None
-    loop = asyncio.get_running_loop()
-    gate = _gates.get(loop)
-    if gate is None:
-        gate = _gates[loop] = asyncio.Semaphore(settings.joins_at_once)
-    return gate
-
 
 @router.websocket("/ws")
 async def websocket_endpoint(
@@ -60,15 +44,6 @@ async def websocket_endpoint(
         log.warning("websocket from origin %r refused", origin)
         await websocket.close(code=1008)  # before accept: the upgrade gets HTTP 403
         return
-    gate = _join_gate(settings)
-    if gate is not None:
-        await gate.acquire()  # released once the connection has sent what joining queued
-    try:
-        await websocket.accept()
-    except BaseException:
-        if gate is not None:
-            gate.release()
-        raise
+    await websocket.accept()
     q = websocket.query_params
-    conn = Connection(websocket, sessions, settings, store, q.get("session"), q.get("token"))
-    await conn.run(started=gate.release if gate is not None else None)
+    await Connection(websocket, sessions, settings, store, q.get("session"), q.get("token")).run()
