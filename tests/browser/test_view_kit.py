@@ -302,3 +302,41 @@ def test_after_a_fork_no_chart_waits_empty_behind_the_redraw_budget(live_server,
     assert out["waited"] < 1000, out  # was > 4 s when a new chart's rows queued for the budget
     # armTitles: the legends name the arms by their titles in the page's language.
     assert out["names"] == ["Arm a", "Arm b", "Arm c", "Arm d", "Arm e"]
+
+
+# logY 'positive': a log axis while every value drawn is above 0; a value at or below 0 (a
+# largest attention logit early in training) switches it to linear rather than dropping it,
+# and a new run starts on log again.
+POSITIVE = """async () => {
+  const { createStore } = await import('/js/core/store.js');
+  const { loadPlotly } = await import('/js/core/plotly.js');
+  await loadPlotly();
+  const { dashboard } = await import('/js/components/dashboard.js');
+  const client = { on: () => {}, control: () => {} };
+  const store = createStore({ role: 'driver', params: {} });
+  const d = dashboard(document.getElementById('kit'), { store, client, info: {}, params: () => ({}) }, {
+    charts: [{ title: 'dash.loss', keys: [{ key: 'logit', name: 'dash.train_loss' }], logY: 'positive' }],
+    curvesMs: 20, waterfall: false, readout: false, keep: false,
+  });
+  const chart = () => document.querySelector('.dash-chart .chart');
+  const axis = async (n) => {
+    for (let i = 0; i < 250 && !(chart().data && chart().data[0].x.length >= n); i++) await new Promise((r) => setTimeout(r, 20));
+    return [chart().layout.yaxis.type, chart().data ? chart().data[0].y.length : 0];
+  };
+  const out = [];
+  d.onScalars([1, 2, 3].map((s) => ({ step: s, values: { logit: s } })));
+  out.push(await axis(3));
+  d.onScalars([{ step: 4, values: { logit: -0.5 } }, { step: 5, values: { logit: 2 } }]);
+  out.push(await axis(5));
+  d.reset();
+  d.onScalars([{ step: 1, values: { logit: 0.3 } }]);
+  await new Promise((r) => setTimeout(r, 100));
+  out.push(await axis(1));
+  return out;
+}"""
+
+
+def test_a_positive_only_log_axis_turns_linear_when_a_value_is_not(live_server, page):
+    open_kit(page, live_server)
+    got = page.evaluate(POSITIVE)
+    assert got == [["log", 3], ["linear", 5], ["log", 1]], got

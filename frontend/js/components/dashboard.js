@@ -60,7 +60,8 @@ export function paramDiff(before, after, schema) {
 /**
  * root: where the dashboard goes. ctx: the view's ctx (store, client, info, params).
  * opts.charts: [{title, keys: [{key, name, color?, dash?, markers?}] or () => keys, logY?, legend? (always above the plot),
- *   kept?: false, keptKey?, yaxis?, cls?, hint?}] (logY and legend may be functions; kept runs draw on
+ *   kept?: false, keptKey?, yaxis?, cls?, hint?}] (logY and legend may be functions, logY 'positive':
+ *   a log axis while every value drawn is above 0, else linear; kept runs draw on
  *   the chart's `keptKey`, else its first key; yaxis: extra plotly y-axis layout, e.g. a range;
  *   cls: a class for the chart's panel; hint: its hint's i18n key)
  * opts.waterfall (true), opts.readout ((frame, arms) => extra rows, or false: no readout panel),
@@ -154,7 +155,7 @@ export function dashboard(root, ctx, opts = {}) {
   function ensure(b) {
     const tr = traces(b.spec);
     const val = (x) => (typeof x === 'function' ? x() : x);
-    const logY = !!val(b.spec.logY);
+    const logY = b.spec.logY === 'positive' ? allPositive(b, tr) : !!val(b.spec.logY);
     const sig = JSON.stringify([tr, logY, val(b.spec.legend)]);
     if (sig === b.sig) return false;
     b.sig = sig;
@@ -166,6 +167,16 @@ export function dashboard(root, ctx, opts = {}) {
     const all = [...keptRows, ...rows.slice(0, rows.length - pending.length)]; // pending rows: added at the flush
     b.chart = lineChart(b.panel.chart, { traces: tr, logY, xTitle: 'step', legend, yaxis: b.spec.yaxis, rows: all }); // replaces the old plot
     return true;
+  }
+  // Are all the chart's values so far above 0 (a log axis would drop the others)? The rows
+  // are scanned once each: only those added since the last look (all again after a reset).
+  function allPositive(b, tr) {
+    const scan = b.scan && b.scan.kept === keptRows && b.scan.of === rows ? b.scan : null;
+    const check = (list) => list.some((r) => tr.some(({ key }) => r.values[key] <= 0));
+    b.scan = scan || { kept: keptRows, of: rows, done: 0, bad: check(keptRows) };
+    if (!b.scan.bad) b.scan.bad = check(rows.slice(b.scan.done));
+    b.scan.done = rows.length;
+    return !b.scan.bad;
   }
   const ensureAll = () => boxes.forEach(ensure);
   const rebuild = () => { boxes.forEach((b) => { b.sig = null; }); ensureAll(); };

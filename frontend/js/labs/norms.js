@@ -99,7 +99,7 @@ export default function mount(root, ctx) {
     charts: [
       { title: 'norms.loss', keys: [{ key: 'loss', name: 'dash.train_loss' }], logY: true },
       { title: 'norms.acc', keys: [{ key: 'seq_acc', name: 'norms.seq_acc', markers: true }], kept: false, yaxis: { range: [-0.05, 1.05] } },
-      { title: 'norms.logit', keys: [{ key: 'max_logit', name: 'norms.max_logit', markers: true }], logY: true },
+      { title: 'norms.logit', keys: [{ key: 'max_logit', name: 'norms.max_logit', markers: true }], logY: 'positive' },
       { title: 'norms.entropy', keys: [{ key: 'entropy', name: 'norms.entropy_key', markers: true }] },
       { title: 'norms.lr', keys: [{ key: 'lr', name: 'norms.lr_key' }], kept: false, logY: true },
     ],
