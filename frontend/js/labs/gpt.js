@@ -188,10 +188,7 @@ export default function mount(root, ctx) {
   function drawNext() {
     if (!last) return;
     const i = framePosition(); // (the hover moved: the next cut follows it)
-    const m = last.meta;
-    const probs = last.tensors.next_probs;
-    const K = probs.shape[1];
-    const target = m.targets[i];
+    const m = last.meta, probs = last.tensors.next_probs, K = probs.shape[1], target = m.targets[i];
     setText(nextTitle, t('gpt.next_probs', { tok: `“${m.tokens[i]}”`, i }));
     next.show(m.next_top[i].map((label, j) => ({
       label, value: probs.data[i * K + j], hot: label === target, note: label === target ? t('gpt.correct') : '',
@@ -209,10 +206,8 @@ export default function mount(root, ctx) {
     secondaryAt = now;
     const r = last.tensors.resid_norm, e = last.tensors.embed_norm;
     const [rows, T] = r.shape;
-    const k = store.get('hoverToken');
-    // A phone is sent one token's norms (the next-token panel's): show the one it has.
-    const cut = last.slice?.cols && 'resid_norm' in last.slice.cols;
-    const at = cut ? framePosition() : (Number.isInteger(k) && k >= 0 && k < T ? k : null);
+    const k = store.get('hoverToken'); // a phone is sent one token's norms: show the one it has
+    const at = last.slice?.cols?.resid_norm ? framePosition() : (Number.isInteger(k) && k >= 0 && k < T ? k : null);
     const val = (tensor, row) => {
       if (at !== null) return tensor.data[row * T + at];
       let s = 0;
