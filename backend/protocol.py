@@ -109,7 +109,8 @@ class Subscribe(_Msg):
     """What this connection is sent (docs/protocol.md "Subscriptions"): the named tensors,
     one layer's and/or one head's maps (checked against the session's lab and params by
     backend/subscriptions.py), `low`: u8 maps at half resolution and at most 5 frames/s,
-    `position`: of the lab's per-position outputs, only that token's row."""
+    `position`: of the lab's per-position outputs, only that token's row; `scalars: "row"`:
+    the client keeps the `scalars` rows, so a cut frame may leave its header's out."""
 
     type: Literal["subscribe"]
     tensors: list[Annotated[str, Field(max_length=128)]] | Literal["*"] = "*"
@@ -118,6 +119,7 @@ class Subscribe(_Msg):
     head: StrictInt | None = Field(default=None, ge=0)
     quality: Literal["full", "low"] = "full"
     position: StrictInt | None = Field(default=None, ge=0, le=4096)  # only this token's rows
+    scalars: Literal["frame", "row"] = "frame"
 
 
 class Share(_Msg):

@@ -90,6 +90,7 @@ def apply(box, msg: protocol.Subscribe, session) -> None:
     box.slice = sl
     box.meta_seen = None  # the next frame carries the whole meta
     box.tensors = None  # the slice's tensor names are applied by `cut`
+    box.scalars_row = msg.scalars == "row"  # the client takes a cut's scalars from its rows
     fps = msg.max_fps
     box.max_fps = min(fps or LOW_FPS, LOW_FPS) if sl.quality == "low" else fps
     latest = session.timeline.frame_at(session.step)
@@ -160,8 +161,9 @@ def cut(data: bytes, box, session=None) -> bytes:
     """The frame as this Outbox's subscription has it (the same bytes object for every
     connection with an equal slice and equal meta last sent); the full frame itself for a
     whole subscription. Call it only for a frame that is then sent: it records the meta.
-    With the `session` it came from, a connection already sent the frame's step as a
-    `scalars` row (box.cursor) gets the cut without the header's scalars."""
+    With the `session` it came from, a connection that keeps its rows (subscribed with
+    `scalars: "row"`) and was already sent the frame's step as a `scalars` row (box.cursor)
+    gets the cut without the header's scalars."""
     sl = box.slice or FULL
     if box.tensors is not None:  # a subscription set on the Outbox directly (bench, old code)
         sl = Slice(frozenset(box.tensors), sl.layer, sl.head, sl.quality)
@@ -177,7 +179,11 @@ def cut(data: bytes, box, session=None) -> bytes:
     else:
         _cache.move_to_end(id(data))
     cursor = getattr(box, "cursor", -1)
-    has_row = 0 <= cursor - entry.step < ROW_WINDOW and entry.rowed(session)
+    has_row = (
+        getattr(box, "scalars_row", False)
+        and 0 <= cursor - entry.step < ROW_WINDOW
+        and entry.rowed(session)
+    )
     kept = entry.keep(getattr(box, "meta_seen", None), has_row)
     out = entry.cuts.get((sl, kept))
     if out is None:

@@ -388,10 +388,14 @@ def run(opts) -> Result:
         res.figures += _watch_figures(f"6×8 one head ×{n}", out, n, 40.0)
         res.raw["head"] = _summary(out)
     at10 = {
-        # As gpt's phone page subscribes: its next-token panel's position too.
-        "phones10": ("one layer", {"layer": 0, "position": 63}),
-        "head10": ("one head", {"layer": 0, "head": 0, "position": 63}),
-        "head10low": ("one head, low", {"layer": 0, "head": 0, "position": 63, "quality": "low"}),
+        # As gpt's phone page subscribes: its next-token panel's position too, and it keeps
+        # the scalars rows (a cut leaves the header's out).
+        "phones10": ("one layer", {"layer": 0, "position": 63, "scalars": "row"}),
+        "head10": ("one head", {"layer": 0, "head": 0, "position": 63, "scalars": "row"}),
+        "head10low": (
+            "one head, low",
+            {"layer": 0, "head": 0, "position": 63, "quality": "low", "scalars": "row"},
+        ),
     }
     for part, (what, sub) in at10.items():
         if part in parts:  # the phone's wire at a real 10 steps/s (batch 4: the same frame)

@@ -70,13 +70,16 @@ async function main() {
   const client = new LabClient();
   const openMsg = () => ({ type: 'open', lab: labId, params: store.get('params'), seed: store.get('seed') });
   const urlKey = () => JSON.stringify([store.get('params'), store.get('seed')]);
-  // The driver's session, for a reload of the same URL: rejoined, not opened again.
-  const remember = () => sessionStorage.setItem(`shaomai:${labId}`, JSON.stringify({ session: client.session, token: client.token, key: urlKey() }));
+  // The driver's session, for a reload of the same URL: rejoined, not opened again. Not in
+  // an iframe: an article's embeds of one lab share the tab's sessionStorage, and each must
+  // open its own session (the later ones would otherwise drive the first one's).
+  const framed = window.self !== window.top;
+  const remember = () => { if (!framed) sessionStorage.setItem(`shaomai:${labId}`, JSON.stringify({ session: client.session, token: client.token, key: urlKey() })); };
 
   // Connect now: the server opens the session while the view is built. Its messages wait
   // in the client until every handler below is in place (client.release()).
   client.hold();
-  const saved = JSON.parse(sessionStorage.getItem(`shaomai:${labId}`) || 'null');
+  const saved = framed ? null : JSON.parse(sessionStorage.getItem(`shaomai:${labId}`) || 'null');
   const q = new URLSearchParams(location.search);
   // This browser's last run of this lab (another tab, a closed one): offered, not forced.
   const continuing = sessionStorage.getItem(`shaomai:continue:${labId}`) === '1';

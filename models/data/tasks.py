@@ -262,8 +262,13 @@ class Recipe:
     seed: int = 0
 
     def optimizer(self, model: torch.nn.Module) -> torch.optim.AdamW:
+        # foreach: torch's multi-tensor path, as the labs' optimizers (the same numbers).
         return torch.optim.AdamW(
-            model.parameters(), lr=self.lr, betas=self.betas, weight_decay=self.weight_decay
+            model.parameters(),
+            lr=self.lr,
+            betas=self.betas,
+            weight_decay=self.weight_decay,
+            foreach=True,
         )
 
     def lr_at(self, step: int) -> float:

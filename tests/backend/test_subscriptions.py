@@ -212,13 +212,13 @@ def test_a_position_gets_its_rows_of_the_next_token_panel_and_nothing_else(clien
 
 def test_a_phone_gets_one_tokens_norms_and_its_steps_scalars_once(client):
     """A position subscription gets column p of the [rows, T] norms the residual panel draws,
-    and a live cut leaves its scalars to the `scalars` row the connection got just before
-    (a seek's frame keeps them: its row may be long gone from the page)."""
+    and, for a client that keeps its rows, a live cut leaves its scalars to the `scalars` row
+    the connection got just before (a seek's frame keeps them: its row may be long gone)."""
     with client.websocket_connect("/ws") as teacher, client.websocket_connect("/ws") as phone:
         ready = open_lab(teacher, "gpt", {"n_layers": 2, "n_heads": 4})
         send(phone, {"type": "join", "session": ready["session"]})
         _frame(phone)
-        _subscribe(phone, layer=1, position=3)
+        _subscribe(phone, layer=1, position=3, scalars="row")  # the page keeps the rows
         _frame(phone)
         whole = next(m for m in step(teacher, 1) if m["type"] == "frame")
         got, before = recv_until(
@@ -226,6 +226,11 @@ def test_a_phone_gets_one_tokens_norms_and_its_steps_scalars_once(client):
         )
         send(phone, {"type": "seek", "step": 0})
         replay, _ = recv_until(phone, lambda m: m["type"] == "frame" and m["header"].get("replay"))
+        # A client that does not say it keeps the rows (an older one) still gets them.
+        _subscribe(phone, layer=1, position=3)
+        _frame(phone)
+        step(teacher, 1)
+        old, _ = recv_until(phone, lambda m: m["type"] == "frame" and m["step"] == 2)
     for name in ("resid_norm", "embed_norm"):
         full = whole["tensors"][name]
         assert got["tensors"][name].shape == (full.shape[0], 1)
@@ -235,3 +240,4 @@ def test_a_phone_gets_one_tokens_norms_and_its_steps_scalars_once(client):
     rows = [m for m in before if m["type"] == "scalars" and m["step"] == whole["step"]]
     assert rows and rows[-1]["values"] == whole["header"]["scalars"]
     assert replay["header"]["scalars"] and "scalars" not in replay["header"]["slice"]
+    assert old["header"]["scalars"]["loss"] > 0 and "scalars" not in old["header"]["slice"]
