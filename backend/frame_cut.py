@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from backend.wire import _NP  # the wire's dtypes
+
 LOW_SCALE = 2  # quality low: u8 maps pooled 2 × 2 (half resolution)
 _BLOCK = re.compile(r"blocks\.(\d+)\.")
-_NP = {"u8": np.uint8, "f16": np.float16, "f32": np.float32}
 
 
 @dataclass(frozen=True)

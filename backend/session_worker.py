@@ -118,7 +118,7 @@ class WorkerSide:
             frame.finish()
         t0 = time.perf_counter()
         data = wire.encode(frame, self._extra(epoch))
-        drawn = getattr(self.lab, "picture_s", 0.0)  # a TrainingLab times its pictures
+        drawn = self.lab.picture_s  # seconds drawing so far (a TrainingLab times them)
         self._pacer.pictured(time.perf_counter() - t0 + drawn - self._drawn_s)
         self._drawn_s = drawn
         return data

@@ -204,6 +204,7 @@ class Lab:
     # and gets the frame with `frame.finish` left to draw the picture.
     pictures_later: ClassVar[bool] = False
     _pending: Callable[[], None] | None = None  # a deferred picture job (engine's)
+    picture_s: float = 0.0  # seconds spent drawing pictures (a TrainingLab counts them)
 
     def __init__(self, params: LabParams, seed: int, device: torch.device):
         self.params = params
