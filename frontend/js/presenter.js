@@ -7,7 +7,9 @@ import { ensureCss } from './core/css.js';
 import { addStrings, currentLang, lang, t } from './core/i18n.js';
 import { storeKey } from './core/url.js';
 
-ensureCss('/css/presenter.css'); // before the view draws: its canvases read the sizes
+/** Settles when the presenter sheet has applied: the shell builds the view after it (its
+ *  canvases read the sizes). */
+export const presenterSheet = ensureCss('/css/presenter.css');
 
 addStrings({
   en: {

@@ -11,11 +11,11 @@ import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
 import { scrubber } from './components/scrubber.js';
 import { classroom, keepRestoreToken, restoreToken } from './classroom.js';
-import { ago, errorSentence, labelOf, linkRefused, notice, serverWhy, toast } from './core/notices.js';
+import { ago, banner, errorSentence, labelOf, linkRefused, note, notice, serverWhy, toast } from './core/notices.js';
 import { announcer, stepRate } from './components/liveReadouts.js';
 import { viewing } from './components/viewing.js';
 import { lastRun, forgetRun, latestSaved, rememberRun } from './core/runs.js';
-import { presenter } from './presenter.js';
+import { presenter, presenterSheet } from './presenter.js';
 import { polls } from './polls.js';
 import { lesson } from './lesson.js';
 import { tryNext } from './components/tryNext.js';
@@ -27,21 +27,6 @@ addStrings({
   en: { url_left_out: 'This page’s link leaves out {fields}: too long for a URL. Save the run (or export it) to share it exactly; a reload of this tab keeps it.', no_play: 'Nothing to play here: every change is computed and drawn at once.' },
   zh: { url_left_out: '这个页面的链接里没有 {fields}：太长，放不进网址。要原样分享，请保存（或导出）这次运行；在本标签页里刷新会保留它。', no_play: '这里没有要播放的：每次改动都会立刻算好并画出来。' },
 });
-
-/** A line in the notes above the picture (a link value not used, a refused param...). */
-function note(text, id) {
-  const box = $('#notes');
-  let p = id && box.querySelector(`[data-note="${id}"]`);
-  if (!p) { p = document.createElement('p'); if (id) p.dataset.note = id; box.append(p); }
-  p.textContent = text;
-}
-
-function banner(text, kind = 'info') {
-  const el = $('#banner');
-  el.hidden = !text;
-  el.textContent = text || '';
-  el.dataset.kind = kind;
-}
 
 async function main() {
   const first = readUrl(null);
@@ -107,7 +92,10 @@ async function main() {
     note,
   };
   const mod = await viewModule;
-  if (mod.stylesheet) ensureCss(mod.stylesheet); // the view's own sheet
+  // The view's own sheet and presenter mode's, applied before the view is built (its grids
+  // measure their boxes); a sheet slow to come holds the lab back 3 s at most.
+  const sheets = [presenterSheet, mod.stylesheet && ensureCss(mod.stylesheet)];
+  await Promise.race([Promise.all(sheets), new Promise((r) => setTimeout(r, 3000))]);
   // plotly.js (1.5 MB) takes longer to compile than everything else: a view that draws
   // without it (`lazyPlotly`: its charts wait for it) shows its first frame before plotly
   // loads; the others need it to be built.

@@ -30,8 +30,12 @@ def _same_side(teacher, student):
 
 
 def _same_resid(teacher, student):
-    """Both residual panels once they agree (the bars redraw at most every 150 ms, so the
-    teacher's can still show the step before when its frame has just been drawn)."""
+    """Both residual panels once they agree and show the teacher's step (the bars redraw at
+    most every 150 ms, so either can still show the step before when its frame is drawn)."""
+    drawn = "(at) => document.querySelector('.gpt-resid').dataset.drawn?.startsWith(`${at}:`)"
+    at = teacher.evaluate(STEP)
+    teacher.wait_for_function(drawn, arg=at)
+    student.wait_for_function(drawn, arg=at)
     for _ in range(50):
         want = teacher.evaluate(RESID)
         try:

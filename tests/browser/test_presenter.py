@@ -2,7 +2,13 @@
 attention panel (tokens, grid, explanation, candidates and facts) fits the screen unclipped,
 text in the picture is at least 18 px, the attention grid's canvas labels are drawn at 18 px
 too, the page is never wider than the screen and what is below the fold scrolls into view
-(nothing is cut off). Also attention-variants and real-llm; en and zh."""
+(nothing is cut off). Also attention-variants and real-llm; en and zh. A lab whose own sheet
+comes late (a busy classroom network) is built after it: its first layout fits too."""
+
+import http.server
+import threading
+import time
+import urllib.request
 
 import pytest
 
@@ -163,3 +169,47 @@ def test_a_lesson_and_its_poll_sit_beside_the_maps_on_the_projector(live_server,
         screenshot(pg, "presenter-lesson-poll-beside-maps")
     finally:
         ctx.close()
+
+
+def late_copy(base: str, delay_s: float) -> str:
+    """A loopback server that answers each path with base's copy, delay_s late."""
+
+    class Late(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            time.sleep(delay_s)
+            body = urllib.request.urlopen(base + self.path).read()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/css")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Late)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_port}"
+
+
+@pytest.mark.parametrize("fate", ["late", "missing"])
+def test_a_late_lab_sheet_is_applied_before_the_view_is_built(live_server, browser, fate):
+    late = late_copy(live_server, 1.5)
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    if fate == "late":
+        pg.route("**/css/labs/gpt.css", lambda r: r.continue_(url=late + "/css/labs/gpt.css"))
+    else:  # a sheet that never comes does not keep the lab from opening
+        pg.route("**/css/labs/gpt.css", lambda r: r.abort())
+    try:
+        pg.goto(f"{live_server}/lab.html?lab=gpt&lang=en&present=1")
+        pg.wait_for_function(READY)
+        pg.wait_for_function("() => document.querySelector('.gpt-explain').textContent")
+        if fate == "late":  # the first layout is the styled one: the attention panel fits
+            bottom = pg.evaluate(
+                "() => [document.querySelector('.gpt-view .dash-pictures .panel'), document.querySelector('#view')]"
+                ".map((e) => e.getBoundingClientRect().bottom)"
+            )
+            assert bottom[0] <= bottom[1] + 1, bottom
+    finally:
+        context.close()

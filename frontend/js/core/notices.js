@@ -164,3 +164,19 @@ export function toast(text) {
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => { el.hidden = true; }, Math.min(6000, 3000 + 25 * text.length));
 }
+
+/** A line in the notes above the picture (a link value not used, a refused param...). */
+export function note(text, id) {
+  const box = document.querySelector('#notes');
+  let p = id && box.querySelector(`[data-note="${id}"]`);
+  if (!p) { p = document.createElement('p'); if (id) p.dataset.note = id; box.append(p); }
+  p.textContent = text;
+}
+
+/** The page's banner line (an unknown lab, a lost connection); empty text hides it. */
+export function banner(text, kind = 'info') {
+  const el = document.querySelector('#banner');
+  el.hidden = !text;
+  el.textContent = text || '';
+  el.dataset.kind = kind;
+}

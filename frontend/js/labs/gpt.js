@@ -220,6 +220,7 @@ export default function mount(root, ctx) {
       { label: t('gpt.pos_emb'), value: val(e, 1), kind: 'pos' },
       ...r.labels.map((label, l) => ({ label: l === 0 ? t('gpt.resid_in') : `${t('gpt.resid_after')} ${label}`, value: val(r, l) })),
     ]);
+    pResid.el.dataset.drawn = `${last.step}:${at}`; // which step and token the bars show
   }
 
   function drawInfo() {
