@@ -29,7 +29,8 @@ from torch import Tensor, nn
 
 from backend.arms import Arm, ArmSpec, update_size  # Arm, ArmSpec: labs import them here
 from backend.labs.base import Frame, Lab, LabParams, TensorOut
-from backend.worker import manual_seed
+from backend.side_by_side import side_by_side
+from backend.worker import manual_seed, spare_core
 from models.stages import Stages, grad_stages, stage_grad_norms
 
 
@@ -58,6 +59,11 @@ class TrainingLab(Lab):
     # after): scalars `update_max` (largest |Δw|) and `update_norm` (‖Δw‖), and
     # `arm.update_max` / `arm.update_norm` for arm_scalars. Off by default: it costs a copy.
     stream_update_size: ClassVar[bool] = False
+    # True: several arms may train at once, on a core no other session is waiting for
+    # (backend/side_by_side.py). Only for a lab whose loss, arm_scalars, eval_due and
+    # evaluate read nothing but their arm and the lab's fixed data, and whose models draw
+    # no global randomness (dropout): each arm's numbers are then the same either way.
+    parallel_arms: ClassVar[bool] = False
 
     def __init__(self, params: LabParams, seed: int, device: torch.device):
         super().__init__(params, seed, device)
@@ -193,9 +199,21 @@ class TrainingLab(Lab):
         # Several arms drawn later: arm i's picture beside arm i+1's backward (the last
         # arm's beside the next step's first, with the frame's finish).
         drawn: dict[int, Any] | None = {} if later and len(self.arm_list) > 1 else None
+        live = [arm for arm in self.arm_list if not arm.diverged]
+
+        def train(arm: Arm) -> None:
+            arm.scalars = self.__train(arm, batch, mult)
+
+        # Side by side only with no picture to draw beside a backward pass (that one hands
+        # arm i's picture to arm i+1's backward, in order).
+        if self.parallel_arms and drawn is None and self._pending is None and len(live) > 1:
+            with spare_core() as spare:
+                if spare:
+                    side_by_side(live, train)
+                    return self.__frame(self.__scalars(), capture)
         for arm in self.arm_list:
             if not arm.diverged:
-                arm.scalars = self.__train(arm, batch, mult)
+                train(arm)
             if drawn is not None and arm.index < len(self.arm_list) - 1:
                 self.__draw_beside(arm, drawn)
         return self.__frame(self.__scalars(), capture, later, drawn)

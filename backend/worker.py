@@ -9,7 +9,9 @@ import ctypes.util
 import functools
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import torch
 
@@ -91,6 +93,15 @@ class StepGate:
             else:
                 self._free += 1
 
+    def try_enter(self) -> bool:
+        """Take a slot only if one is free now and no step waits for it (a spare core);
+        never waits. Give it back with `__exit__`."""
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return True
+            return False
+
 
 def usable_cores() -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -110,6 +121,20 @@ def step_gate(settings: Settings) -> StepGate:
         if _GATE is None:
             _GATE = StepGate(settings.step_slots or usable_cores())
         return _GATE
+
+
+@contextmanager
+def spare_core() -> Iterator[bool]:
+    """Yields True while this thread holds a second slot of the steps' gate, taken only if
+    it was free (no other session's step is waiting for it); False: no core to spare. Outside
+    any session (a test, a bench stepping a lab itself) the cores are free."""
+    gate = _GATE if _GATE is not None else StepGate(usable_cores())
+    took = usable_cores() > 1 and gate.try_enter()
+    try:
+        yield took
+    finally:
+        if took:
+            gate.__exit__(None, None, None)
 
 
 # Builds (a new session's model and first picture) pass a gate of their own, in arrival
@@ -135,3 +160,16 @@ def picture_pool() -> ThreadPoolExecutor:
         if _PICTURES is None:
             _PICTURES = ThreadPoolExecutor(usable_cores(), "picture", init_worker)
         return _PICTURES
+
+
+_ARMS: ThreadPoolExecutor | None = None
+
+
+def arm_pool() -> ThreadPoolExecutor:
+    """Helper threads that train a lab's arms beside the session's own thread, on a spare
+    core (backend/side_by_side.py); one torch thread each, as the workers."""
+    global _ARMS
+    with _INIT:
+        if _ARMS is None:
+            _ARMS = ThreadPoolExecutor(max(1, usable_cores() - 1), "arm", init_worker)
+        return _ARMS

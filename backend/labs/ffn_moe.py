@@ -127,6 +127,7 @@ class FFNMoELab(TrainingLab):
     Params = Params
     eval_every = EVAL_EVERY
     stream_lr = True
+    parallel_arms = True  # each hook reads only its arm and the fixed data; no dropout
     tensors = ("arm.3.route.*", "act_curves")
 
     # -- declared -------------------------------------------------------------------------

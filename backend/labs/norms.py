@@ -157,6 +157,7 @@ class NormsLab(MaskedTask, StepsAndWarmup, TrainingLab):
     Params = Params
     eval_every = EVAL_EVERY
     stream_lr = True
+    parallel_arms = True  # each hook reads its arm and the fixed data (stats: its own key)
     tensors = ("arm.*.grad_norm", "arm.*.head_entropy")
 
     # -- declared -------------------------------------------------------------------------

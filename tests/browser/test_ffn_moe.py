@@ -48,10 +48,10 @@ def test_balancing_off_collapses_the_load_and_on_evens_it(live_server, page):
     page.click("[data-act=play]")  # pause
     collapsed = page.evaluate(TOP2)
     assert collapsed > 0.6, collapsed  # two of 8 experts take most of the slots (even: 0.25)
-    shape = page.evaluate(
-        "() => { const z = document.querySelector('.fm-heat .chart').data[0].z; return [z.length, z[0].length]; }"
+    # The heatmap redraws within the page's budget for costly charts: it catches up.
+    page.wait_for_function(
+        "() => { const z = document.querySelector('.fm-heat .chart').data[0].z; return z.length === 8 && z[0].length >= 80; }"
     )
-    assert shape[0] == 8 and shape[1] >= 80
     assert page.locator(".fm-routes .fm-chip").count() == 32
     screenshot(page, "ffn-moe-en-collapsed")
     at = step_at(page)

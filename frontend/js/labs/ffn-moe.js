@@ -12,7 +12,7 @@ import { heatmap } from '../components/heatmap.js';
 import { bars } from '../components/bars.js';
 import { lineChart } from '../components/lineChart.js';
 import { panel } from '../components/panel.js';
-import { baseLayout, COLORS, CONFIG, fmt, whenPlotly } from '../components/plot.js';
+import { baseLayout, COLORS, CONFIG, fmt, throttleCost, whenPlotly } from '../components/plot.js';
 
 export const stylesheet = '/css/labs/ffn-moe.css';
 
@@ -160,7 +160,9 @@ export default function mount(root, ctx) {
     }
   }
 
-  function drawHeat() {
+  // A plotly heatmap and bars redrawn with new rows (tens of ms each, new tick labels):
+  // within the page's shared budget for costly redraws, not at every animation frame.
+  const drawHeat = throttleCost(() => {
     if (!heat || !rows.length) return;
     const shown = rows.slice(-MAX_COLS);
     const z = new Float32Array(nExperts * shown.length);
@@ -168,7 +170,7 @@ export default function mount(root, ctx) {
     heat.draw({ shape: [nExperts, shown.length], data: z }, { x: shown.map((r) => r.step), y: Array.from({ length: nExperts }, (_, e) => `E${e}`) });
     const now = shown[shown.length - 1].load;
     loadBars.draw(now.map((_, e) => `E${e}`), now, now.map((_, e) => COLORS[e % COLORS.length]));
-  }
+  });
 
   function drawState() {
     const m = last.meta;

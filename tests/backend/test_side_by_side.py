@@ -1,0 +1,73 @@
+"""Arms trained side by side on a spare core (backend/side_by_side.py): the same numbers as
+one after another, both threads used only when no other step waits for the core, and an
+error in either thread reaches the caller."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from backend import worker
+from backend.labs import ffn_moe, norms
+from backend.side_by_side import side_by_side
+
+
+def _trained(parallel: bool, steps: int = 26, mod=ffn_moe):
+    """The lab after `steps` steps (a frame every 10th), its scalars rows, the threads that
+    ran its arms' losses."""
+    lab_class = {ffn_moe: ffn_moe.FFNMoELab, norms: norms.NormsLab}[mod]
+    lab = lab_class(mod.Params(steps=100), 0, torch.device("cpu"))
+    lab.parallel_arms = parallel
+    threads: set[str] = set()
+    loss = lab.loss
+
+    def seen(arm, batch):
+        threads.add(threading.current_thread().name)
+        return loss(arm, batch)
+
+    lab.loss = seen
+    rows = [lab.step(capture=i % 10 == 0).scalars for i in range(steps)]
+    return lab, rows, threads
+
+
+@pytest.mark.parametrize("mod", [ffn_moe, norms], ids=["ffn-moe", "norms"])
+def test_side_by_side_arms_give_the_numbers_of_arms_one_after_another(mod):
+    torch.set_num_threads(1)
+    par, par_rows, par_threads = _trained(True, mod=mod)
+    seq, seq_rows, seq_threads = _trained(False, mod=mod)
+    assert len(par_threads) == 2 and len(seq_threads) == 1
+    assert par_rows == seq_rows  # every arm's loss, evaluation and lab scalars: bitwise
+    evaluated = {ffn_moe: "arm.3.val_loss", norms: "arm.3.held_loss"}[mod]
+    assert any(evaluated in row for row in par_rows)  # an evaluation ran side by side too
+    for a, b in zip(par.arm_list, seq.arm_list, strict=True):
+        for (name, x), (_, y) in zip(a.model.state_dict().items(), b.model.state_dict().items()):
+            assert torch.equal(x, y), (a.spec.label, name)
+
+
+def test_arms_stay_on_one_thread_when_no_core_is_spare(monkeypatch):
+    gate = worker.StepGate(2)
+    monkeypatch.setattr(worker, "_GATE", gate)
+    with gate:  # this session's step
+        with gate:  # another session's
+            _, _, threads = _trained(True, steps=2)
+        assert len(threads) == 1
+        _, _, threads = _trained(True, steps=2)  # the other one is done: a core is free
+        assert len(threads) == 2
+    assert gate.try_enter()  # the spare slot was handed back after each step
+    assert gate.try_enter()
+    assert not gate.try_enter()
+
+
+def test_an_error_in_either_thread_reaches_the_caller():
+    done = []
+
+    def work(i):
+        if i == 3:
+            raise ValueError("arm 3 failed")
+        done.append(i)
+
+    with pytest.raises(ValueError, match="arm 3 failed"):
+        side_by_side(range(8), work)
+    assert 3 not in done and {0, 1} <= set(done)  # the first items ran, then it stopped
