@@ -42,8 +42,10 @@ def test_side_by_side_arms_give_the_numbers_of_arms_one_after_another(mod):
     evaluated = {ffn_moe: "arm.3.val_loss", norms: "arm.3.held_loss"}[mod]
     assert any(evaluated in row for row in par_rows)  # an evaluation ran side by side too
     for a, b in zip(par.arm_list, seq.arm_list, strict=True):
-        for (name, x), (_, y) in zip(a.model.state_dict().items(), b.model.state_dict().items()):
-            assert torch.equal(x, y), (a.spec.label, name)
+        mine, theirs = a.model.state_dict(), b.model.state_dict()
+        assert mine.keys() == theirs.keys()
+        for name, x in mine.items():
+            assert torch.equal(x, theirs[name]), (a.spec.label, name)
 
 
 def test_arms_stay_on_one_thread_when_no_core_is_spare(monkeypatch):
