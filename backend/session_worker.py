@@ -17,11 +17,15 @@ from backend.worker import BUILDS, manual_seed, step_gate
 # wake-up of the event loop for every step cost a gpt session ~1% of its steps, and the
 # connections send scalars at most 30 times a second anyway (connection.SCALARS_EVERY_S).
 REPORT_EVERY_S = 1 / 30
+# A lab's arms may train on a second core (parallel_arms) only while the session has at
+# most this many connections (a learner's tab and an embed or two); a class's fan-out
+# needs that core for its sends.
+SPREAD_CONNECTIONS = 4
 
 
 class WorkerSide:
     """Mixed into Session, whose attributes it uses: lab, lab_cls, params, seed, device,
-    settings, epoch, _loop, _stop, _pacer, _speed, _wstep, _framed_step, _unsent,
+    settings, epoch, bus, _loop, _stop, _pacer, _speed, _wstep, _framed_step, _unsent,
     _reported_at, _submitted, _started, _extra and _report."""
 
     def _build(self, state: dict | None = None, step: int = 0) -> None:
@@ -74,6 +78,7 @@ class WorkerSide:
             with step_gate(self.settings):
                 if self._stop.is_set():  # paused while waiting for a slot
                     return None
+                self.lab.may_spread = len(self.bus) <= SPREAD_CONNECTIONS
                 now = time.monotonic()
                 frame_due = self._pacer.start(now, period)
                 last = i == n - 1 or self._wstep + 1 >= limit  # the final picture is always sent

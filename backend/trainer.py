@@ -206,7 +206,8 @@ class TrainingLab(Lab):
 
         # Side by side only with no picture to draw beside a backward pass (that one hands
         # arm i's picture to arm i+1's backward, in order).
-        if self.parallel_arms and drawn is None and self._pending is None and len(live) > 1:
+        spread = self.parallel_arms and self.may_spread and len(live) > 1
+        if spread and drawn is None and self._pending is None:
             with spare_core() as spare:
                 if spare:
                     side_by_side(live, train)

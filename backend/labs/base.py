@@ -205,6 +205,9 @@ class Lab:
     pictures_later: ClassVar[bool] = False
     _pending: Callable[[], None] | None = None  # a deferred picture job (engine's)
     picture_s: float = 0.0  # seconds spent drawing pictures (a TrainingLab counts them)
+    # The engine's say: False while the session's connections need the spare core for their
+    # sends (a class watching), so a lab's arms do not spread onto it (parallel_arms).
+    may_spread: bool = True
 
     def __init__(self, params: LabParams, seed: int, device: torch.device):
         self.params = params

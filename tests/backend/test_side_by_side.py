@@ -1,6 +1,6 @@
 """Arms trained side by side on a spare core (backend/side_by_side.py): the same numbers as
 one after another, both threads used only when no other step waits for the core, and an
-error in either thread reaches the caller."""
+error in either thread reaches the caller; a session spreads only while no class watches."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import torch
 
 from backend import worker
 from backend.labs import ffn_moe, norms
+from backend.session_worker import SPREAD_CONNECTIONS
 from backend.side_by_side import side_by_side
+from tests.wsutil import open_lab, recv_until, step
 
 
 def _trained(parallel: bool, steps: int = 26, mod=ffn_moe):
@@ -73,3 +75,34 @@ def test_an_error_in_either_thread_reaches_the_caller():
     with pytest.raises(ValueError, match="arm 3 failed"):
         side_by_side(range(8), work)
     assert 3 not in done and {0, 1} <= set(done)  # the first items ran, then it stopped
+
+
+def test_a_session_spreads_its_arms_alone_and_not_while_a_class_watches(client, monkeypatch):
+    """A real app: ffn-moe's arms use two threads while the driver is alone; with more
+    connections than SPREAD_CONNECTIONS (a class), the core is left to their sends."""
+    threads: list[set[str]] = []
+    loss = ffn_moe.FFNMoELab.loss
+
+    def seen(self, arm, batch):
+        threads[-1].add(threading.current_thread().name)
+        return loss(self, arm, batch)
+
+    monkeypatch.setattr(ffn_moe.FFNMoELab, "loss", seen)
+    with client.websocket_connect("/ws") as driver:
+        ready = open_lab(driver, "ffn-moe", {"steps": 100})
+        threads.append(set())
+        step(driver, 3)
+        assert len(threads[-1]) == 2  # alone: side by side
+        viewers = [client.websocket_connect("/ws") for _ in range(SPREAD_CONNECTIONS)]
+        try:
+            for v in viewers:
+                v.__enter__()
+                v.send_json({"type": "join", "session": ready["session"]})
+            for v in viewers:
+                recv_until(v, lambda m: m["type"] == "ready")
+            threads.append(set())
+            step(driver, 3)
+            assert len(threads[-1]) == 1  # five connections: one thread
+        finally:
+            for v in viewers:
+                v.__exit__(None, None, None)
