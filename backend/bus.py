@@ -39,6 +39,7 @@ class Outbox:
         self.max_fps: float | None = None
         self.slice = None  # backend/subscriptions.Slice: layer, head, quality (None: all)
         self.scalars_row = False  # the client keeps scalars rows: a cut may leave them out
+        self.scalars_either = False  # ...and takes a frame's header scalars as its row
         self.sent_bytes = 0  # bytes its sender wrote (the class bandwidth figure)
         self.overflowed = False
 

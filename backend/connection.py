@@ -9,6 +9,7 @@ session's command lock; a `pause` also interrupts a running step the moment it a
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import logging
 import secrets
@@ -109,10 +110,15 @@ class Connection:
                         box.push_back(kind, data)
                         asyncio.get_running_loop().call_later(wait, box.wake.set)
                         break
-                await self._send_scalars()  # a frame never arrives before its step's scalars
+                # A frame never arrives before its step's scalars: sent first, or, for a client
+                # that takes a frame's header scalars as its row, in the frame itself.
+                row = subscriptions.row_step(data, self.session) if box.scalars_either else None
+                await self._send_scalars(before=row)
                 data = subscriptions.cut(data, box, self.session)  # once per distinct subscription
                 last_frame = time.monotonic()
                 await ws.send_bytes(data)
+                if row is not None and box.cursor < row:  # every row before it sent: it is the row
+                    box.cursor = row
                 metrics.sent_frame(len(data))
                 box.sent_bytes += len(data)
 
@@ -120,12 +126,18 @@ class Connection:
         self._scalars_timer = None
         self.box.wake.set()
 
-    async def _send_scalars(self) -> None:
+    async def _send_scalars(self, before: int | None = None) -> None:
+        """The rows after the connection's cursor (only those before step `before`)."""
         s, box = self.session, self.box
         self._scalars_sent_t = time.monotonic()
         while s is not None and s.timeline.last_scalar_step > box.cursor:
             steps, values = s.timeline.scalars_after(box.cursor)
-            steps, values = steps[:HISTORY_BATCH], values[:HISTORY_BATCH]
+            n = min(len(steps), HISTORY_BATCH)
+            if before is not None:
+                n = bisect.bisect_left(steps, before, hi=n)
+            if not n:
+                break
+            steps, values = steps[:n], values[:n]
             box.cursor = steps[-1]
             text = s.scalars_texts.text(steps, values, s.epoch)
             await self.ws.send_text(text)

@@ -110,7 +110,9 @@ class Subscribe(_Msg):
     one layer's and/or one head's maps (checked against the session's lab and params by
     backend/subscriptions.py), `low`: u8 maps at half resolution and at most 5 frames/s,
     `position`: of the lab's per-position outputs, only that token's row; `scalars: "row"`:
-    the client keeps the `scalars` rows, so a cut frame may leave its header's out."""
+    the client keeps the `scalars` rows, so a cut frame may leave its header's out;
+    `"either"`: that, and a live frame's header scalars are also its step's row, so a step
+    with a frame is sent once, in the frame (one message a frame, not a text and a frame)."""
 
     type: Literal["subscribe"]
     tensors: list[Annotated[str, Field(max_length=128)]] | Literal["*"] = "*"
@@ -119,7 +121,7 @@ class Subscribe(_Msg):
     head: StrictInt | None = Field(default=None, ge=0)
     quality: Literal["full", "low"] = "full"
     position: StrictInt | None = Field(default=None, ge=0, le=4096)  # only this token's rows
-    scalars: Literal["frame", "row"] = "frame"
+    scalars: Literal["frame", "row", "either"] = "frame"
 
 
 class Share(_Msg):

@@ -90,7 +90,8 @@ def apply(box, msg: protocol.Subscribe, session) -> None:
     box.slice = sl
     box.meta_seen = None  # the next frame carries the whole meta
     box.tensors = None  # the slice's tensor names are applied by `cut`
-    box.scalars_row = msg.scalars == "row"  # the client takes a cut's scalars from its rows
+    box.scalars_row = msg.scalars in ("row", "either")  # a cut's scalars from the client's rows
+    box.scalars_either = msg.scalars == "either"  # a frame's header scalars are its row
     fps = msg.max_fps
     box.max_fps = min(fps or LOW_FPS, LOW_FPS) if sl.quality == "low" else fps
     latest = session.timeline.frame_at(session.step)
@@ -157,6 +158,26 @@ def _is_row(session, run, step: int, scalars) -> bool:
 _cache: OrderedDict[int, _Entry] = OrderedDict()
 
 
+def _entry(data: bytes) -> _Entry:
+    """The published frame's entry, parsed once for every connection it is sent to."""
+    entry = _cache.get(id(data))
+    if entry is None or entry.data is not data:  # an id reused by a newer object
+        entry = _Entry(data)
+        _cache[id(data)] = entry
+        while len(_cache) > _CACHED_FRAMES:
+            _cache.popitem(last=False)
+    else:
+        _cache.move_to_end(id(data))
+    return entry
+
+
+def row_step(data: bytes, session) -> int | None:
+    """The frame's step if its header's scalars are that step's recorded row of the
+    session's current run (a live frame: it can stand for the row), else None."""
+    entry = _entry(data)
+    return entry.step if entry.rowed(session) else None
+
+
 def cut(data: bytes, box, session=None) -> bytes:
     """The frame as this Outbox's subscription has it (the same bytes object for every
     connection with an equal slice and equal meta last sent); the full frame itself for a
@@ -170,14 +191,7 @@ def cut(data: bytes, box, session=None) -> bytes:
     if sl.whole:
         box.meta_seen = None  # a whole frame carries all of it; the next cut starts over
         return data
-    entry = _cache.get(id(data))
-    if entry is None or entry.data is not data:  # an id reused by a newer object
-        entry = _Entry(data)
-        _cache[id(data)] = entry
-        while len(_cache) > _CACHED_FRAMES:
-            _cache.popitem(last=False)
-    else:
-        _cache.move_to_end(id(data))
+    entry = _entry(data)
     cursor = getattr(box, "cursor", -1)
     has_row = (
         getattr(box, "scalars_row", False)

@@ -1,7 +1,9 @@
 """Scenario `lecture` (issue 19): a lecture hall of one `gpt` session at 10 frames/s.
 
 Four parts, each on a fresh server:
-- default:  1,000 viewers (200 with --quick) of the default task for 30 s (10 s);
+- default:  1,000 viewers (200 with --quick) of the default task for 30 s (10 s), each
+            subscribed as the page on a desktop is (every tensor; `scalars: "either"`: a
+            step with a frame comes in one message);
 - phones:   the largest model (text-en, 6 layers × 8 heads, T=64) with every viewer
             subscribed as a phone: one layer's map plus the small tensors;
 - head:     the same, each phone subscribed to one head of one layer (`layer`, `head`);
@@ -375,8 +377,9 @@ def run(opts) -> Result:
     n = size["viewers"]
     res = Result()
     phone = {"type": "subscribe", "tensors": PHONE_TENSORS}
+    desktop = {"type": "subscribe", "tensors": "*", "scalars": "either"}  # as the page's
     if "default" in parts:
-        out = _watch("default", DEFAULT, n, size["seconds"], None)
+        out = _watch("default", DEFAULT, n, size["seconds"], desktop)
         res.figures += _watch_figures(f"default ×{n}", out, n, None)
         res.raw["default"] = _summary(out)
     if "phones" in parts:
@@ -389,12 +392,12 @@ def run(opts) -> Result:
         res.raw["head"] = _summary(out)
     at10 = {
         # As gpt's phone page subscribes: its next-token panel's position too, and it keeps
-        # the scalars rows (a cut leaves the header's out).
-        "phones10": ("one layer", {"layer": 0, "position": 63, "scalars": "row"}),
-        "head10": ("one head", {"layer": 0, "head": 0, "position": 63, "scalars": "row"}),
+        # the scalars rows (a cut leaves the header's out; a frame's step comes in it).
+        "phones10": ("one layer", {"layer": 0, "position": 63, "scalars": "either"}),
+        "head10": ("one head", {"layer": 0, "head": 0, "position": 63, "scalars": "either"}),
         "head10low": (
             "one head, low",
-            {"layer": 0, "head": 0, "position": 63, "quality": "low", "scalars": "row"},
+            {"layer": 0, "head": 0, "position": 63, "quality": "low", "scalars": "either"},
         ),
     }
     for part, (what, sub) in at10.items():

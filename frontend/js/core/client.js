@@ -7,7 +7,8 @@ import { unslice } from './subscription.js';
 
 // Scalar rows kept by run and step: a cut frame without its scalars (`slice.scalars: "row"`)
 // takes them from its step's row, which the server sends first (backend/subscriptions.py:
-// only for a row at most ROW_WINDOW = 256 steps back).
+// only for a row at most ROW_WINDOW = 256 steps back). Subscribed with `scalars: "either"`,
+// a live frame's step the client has no row for is that row (the server sent it only there).
 const ROWS_KEPT = 1024;
 
 /** A new session id: 16 random bytes, url-safe base64 without padding (22 characters). */
@@ -128,6 +129,12 @@ export class LabClient {
         r.slice = f.slice;
         for (const [n, tn] of Object.entries(f.tensors)) r.tensors[n] = { shape: tn.shape, bytes: tn.sent };
         if (f.slice && f.slice.scalars === 'row') f.scalars = { ...this.rows.get(`${f.run}:${f.step}`) };
+        else if (this.subscription?.scalars === 'either' && !f.replay && !f.infer && !this.rows.has(`${f.run}:${f.step}`)) {
+          // The server sent this step's row in the frame only (subscribe `scalars: "either"`).
+          const rows = [{ step: f.step, values: { ...f.scalars } }];
+          this.keepRows(f.run, rows);
+          this.emit('scalars', { type: 'scalars', run: f.run, step: f.step, values: rows[0].values, rows });
+        }
         return this.emit('frame', unslice(f));
       }
       const msg = JSON.parse(ev.data);

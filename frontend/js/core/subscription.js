@@ -15,7 +15,7 @@ export const isPhone = () => typeof matchMedia === 'function' && matchMedia(PHON
 
 /** The subscribe message for a slice and the class's quality (only viewers go low). */
 export function subscribeMessage(slice, { low = false, viewer = true } = {}) {
-  const msg = { type: 'subscribe', tensors: '*', scalars: 'row' }; // the client keeps the rows
+  const msg = { type: 'subscribe', tensors: '*', scalars: 'either' }; // rows kept; a frame's is its row
   if (slice && Number.isInteger(slice.layer)) msg.layer = slice.layer;
   if (slice && Number.isInteger(slice.head)) msg.head = slice.head;
   if (slice && Number.isInteger(slice.position)) msg.position = slice.position;
