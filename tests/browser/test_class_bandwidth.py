@@ -76,7 +76,11 @@ def test_a_phone_gets_its_map_and_the_teacher_sees_and_lowers_the_class_bandwidt
         pos = sl.pop("position")  # the position the phone's next-token panel shows
         # ... that token's column of the residual norms, and its scalars from their row.
         assert sl.pop("cols") == {"resid_norm": T, "embed_norm": T}
-        assert sl.pop("scalars") == "row"
+        # Its scalars: left out as the row sent before it ("row"), or the frame is the row.
+        assert sl.pop("scalars", "in the frame") in ("row", "in the frame")
+        assert student.evaluate(
+            f"() => [...window.shaomai.client.rows.keys()].some((k) => k.endsWith(':{at}'))"
+        )
         assert sl == {"layer": 1, "head": 2, "quality": "full", "scale": 1, "pooled": {}}
         # ... and only that row of its candidates: one row of next_probs, not T.
         assert rows == {"next_probs": T, "next_top": T} and 0 <= pos < T
