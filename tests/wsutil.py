@@ -9,7 +9,8 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -136,3 +137,22 @@ def scalar_rows(messages: list[dict[str, Any]]) -> dict[int, dict[str, float]]:
             for i, s in enumerate(m["steps"]):
                 out[s] = {k: v[i] for k, v in m["values"].items() if v[i] is not None}
     return out
+
+
+@contextmanager
+def joined_viewers(client, session: str, n: int) -> Iterator[list]:
+    """n viewers of a TestClient app joined to `session`, each past its `ready`; closed
+    when the block ends."""
+    viewers = [client.websocket_connect("/ws") for _ in range(n)]
+    entered = []
+    try:
+        for v in viewers:
+            v.__enter__()
+            entered.append(v)
+            v.send_json({"type": "join", "session": session})
+        for v in viewers:
+            recv_until(v, lambda m: m["type"] == "ready")
+        yield viewers
+    finally:
+        for v in entered:
+            v.__exit__(None, None, None)

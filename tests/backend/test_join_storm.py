@@ -12,7 +12,7 @@ import asyncio
 
 from backend import joining
 from backend.labs import load_all
-from tests.wsutil import open_lab, recv_until
+from tests.wsutil import joined_viewers, open_lab, recv_until
 
 
 class FakeBus:
@@ -63,18 +63,9 @@ def test_viewers_joining_together_see_their_count_with_fewer_messages_than_joins
     n = 30
     with client.websocket_connect("/ws") as driver:
         ready = open_lab(driver, "linear-regression")
-        viewers = [client.websocket_connect("/ws") for _ in range(n)]
-        try:
-            for v in viewers:
-                v.__enter__()
-                v.send_json({"type": "join", "session": ready["session"]})
-            for v in viewers:
-                recv_until(v, lambda m: m["type"] == "ready")
+        with joined_viewers(client, ready["session"], n):
             last, seen = recv_until(
                 driver, lambda m: m["type"] == "status" and m["connections"] == n + 1
             )
             statuses = [m for m in [*seen, last] if m.get("type") == "status"]
             assert len(statuses) < n
-        finally:
-            for v in viewers:
-                v.__exit__(None, None, None)

@@ -13,7 +13,7 @@ from backend import worker
 from backend.labs import ffn_moe, norms
 from backend.session_worker import SPREAD_CONNECTIONS
 from backend.side_by_side import side_by_side
-from tests.wsutil import open_lab, recv_until, step
+from tests.wsutil import joined_viewers, open_lab, step
 
 
 def _trained(parallel: bool, steps: int = 26, mod=ffn_moe):
@@ -93,16 +93,7 @@ def test_a_session_spreads_its_arms_alone_and_not_while_a_class_watches(client, 
         threads.append(set())
         step(driver, 3)
         assert len(threads[-1]) == 2  # alone: side by side
-        viewers = [client.websocket_connect("/ws") for _ in range(SPREAD_CONNECTIONS)]
-        try:
-            for v in viewers:
-                v.__enter__()
-                v.send_json({"type": "join", "session": ready["session"]})
-            for v in viewers:
-                recv_until(v, lambda m: m["type"] == "ready")
+        with joined_viewers(client, ready["session"], SPREAD_CONNECTIONS):
             threads.append(set())
             step(driver, 3)
             assert len(threads[-1]) == 1  # five connections: one thread
-        finally:
-            for v in viewers:
-                v.__exit__(None, None, None)
