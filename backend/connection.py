@@ -12,6 +12,7 @@ import asyncio
 import bisect
 import json
 import logging
+import math
 import secrets
 import time
 from typing import Any
@@ -113,7 +114,7 @@ class Connection:
                 # A frame never arrives before its step's scalars: sent first, or, for a client
                 # that takes a frame's header scalars as its row, in the frame itself.
                 row = subscriptions.row_step(data, self.session) if box.scalars_either else None
-                await self._send_scalars(before=row)
+                await self._send_scalars(math.inf if row is None else row)
                 data = subscriptions.cut(data, box, self.session)  # once per distinct subscription
                 last_frame = time.monotonic()
                 await ws.send_bytes(data)
@@ -126,15 +127,13 @@ class Connection:
         self._scalars_timer = None
         self.box.wake.set()
 
-    async def _send_scalars(self, before: int | None = None) -> None:
-        """The rows after the connection's cursor (only those before step `before`)."""
+    async def _send_scalars(self, before: float = math.inf) -> None:
+        """The rows after the connection's cursor, those before step `before`."""
         s, box = self.session, self.box
         self._scalars_sent_t = time.monotonic()
         while s is not None and s.timeline.last_scalar_step > box.cursor:
             steps, values = s.timeline.scalars_after(box.cursor)
-            n = min(len(steps), HISTORY_BATCH)
-            if before is not None:
-                n = bisect.bisect_left(steps, before, hi=n)
+            n = bisect.bisect_left(steps, before, hi=min(len(steps), HISTORY_BATCH))
             if not n:
                 break
             steps, values = steps[:n], values[:n]

@@ -13,14 +13,22 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from backend.worker import arm_pool
+from backend.worker import arm_pool, spare_core
 
 T = TypeVar("T")
 
 
-def side_by_side(items: Sequence[T], work: Callable[[T], None]) -> None:
-    """Run work(item) for every item, this thread and one helper taking turns in order;
-    returns when all are done, raising the first error either thread met."""
+def side_by_side(items: Sequence[T], work: Callable[[T], None]) -> bool:
+    """On a spare core (backend/worker.py `spare_core`), run work(item) for every item, this
+    thread and one helper taking turns in order; True when all are done (the first error
+    either thread met is raised). False, having run nothing, when no core is spare."""
+    with spare_core() as spare:
+        if spare:
+            _on_two_threads(items, work)
+    return spare
+
+
+def _on_two_threads(items: Sequence[T], work: Callable[[T], None]) -> None:
     pending = iter(items)
     done = object()
     lock = threading.Lock()

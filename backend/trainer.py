@@ -29,21 +29,10 @@ from torch import Tensor, nn
 
 from backend.arms import Arm, ArmSpec, update_size  # Arm, ArmSpec: labs import them here
 from backend.labs.base import Frame, Lab, LabParams, TensorOut
+from backend.schedules import StepsAndWarmup  # noqa: F401 - labs import it here
 from backend.side_by_side import side_by_side
-from backend.worker import manual_seed, spare_core
+from backend.worker import manual_seed
 from models.stages import Stages, grad_stages, stage_grad_norms
-
-
-class StepsAndWarmup:
-    """For a training lab whose Params have `steps` (then it is done) and `warmup` (updates
-    over which the learning rate ramps up linearly; 0: none). List it before TrainingLab."""
-
-    def max_steps(self) -> int:
-        return self.params.steps
-
-    def schedule(self, t: int) -> float:
-        warm = self.params.warmup
-        return min(1.0, (t + 1) / warm) if warm else 1.0
 
 
 class TrainingLab(Lab):
@@ -59,10 +48,8 @@ class TrainingLab(Lab):
     # after): scalars `update_max` (largest |Δw|) and `update_norm` (‖Δw‖), and
     # `arm.update_max` / `arm.update_norm` for arm_scalars. Off by default: it costs a copy.
     stream_update_size: ClassVar[bool] = False
-    # True: several arms may train at once, on a core no other session is waiting for
-    # (backend/side_by_side.py). Only for a lab whose loss, arm_scalars, eval_due and
-    # evaluate read nothing but their arm and the lab's fixed data, and whose models draw
-    # no global randomness (dropout): each arm's numbers are then the same either way.
+    # True: several arms may train at once on a spare core (backend/side_by_side.py; which
+    # labs may, in docs/trainer.md: hooks that read only their arm, no dropout).
     parallel_arms: ClassVar[bool] = False
 
     def __init__(self, params: LabParams, seed: int, device: torch.device):
@@ -206,12 +193,9 @@ class TrainingLab(Lab):
 
         # Side by side only with no picture to draw beside a backward pass (that one hands
         # arm i's picture to arm i+1's backward, in order).
-        spread = self.parallel_arms and self.may_spread and len(live) > 1
-        if spread and drawn is None and self._pending is None:
-            with spare_core() as spare:
-                if spare:
-                    side_by_side(live, train)
-                    return self.__frame(self.__scalars(), capture)
+        spread = self.parallel_arms and self.may_spread and drawn is None and len(live) > 1
+        if spread and self._pending is None and side_by_side(live, train):
+            return self.__frame(self.__scalars(), capture)
         for arm in self.arm_list:
             if not arm.diverged:
                 train(arm)

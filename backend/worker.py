@@ -75,10 +75,16 @@ class StepGate:
         self._lock = threading.Lock()
         self._waiting: collections.deque[threading.Lock] = collections.deque()
 
+    def _take(self) -> bool:
+        """With the lock held: take a free slot if no step waits for one."""
+        if self._free and not self._waiting:
+            self._free -= 1
+            return True
+        return False
+
     def __enter__(self) -> StepGate:
         with self._lock:
-            if self._free and not self._waiting:
-                self._free -= 1
+            if self._take():
                 return self
             turn = threading.Lock()
             turn.acquire()
@@ -87,6 +93,10 @@ class StepGate:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.leave()
+
+    def leave(self) -> None:
+        """Give a slot back (to the step waiting longest, if any)."""
         with self._lock:
             if self._waiting:
                 self._waiting.popleft().release()  # the slot passes on directly
@@ -95,12 +105,9 @@ class StepGate:
 
     def try_enter(self) -> bool:
         """Take a slot only if one is free now and no step waits for it (a spare core);
-        never waits. Give it back with `__exit__`."""
+        never waits. Give it back with `leave`."""
         with self._lock:
-            if self._free and not self._waiting:
-                self._free -= 1
-                return True
-            return False
+            return self._take()
 
 
 def usable_cores() -> int:
@@ -134,7 +141,7 @@ def spare_core() -> Iterator[bool]:
         yield took
     finally:
         if took:
-            gate.__exit__(None, None, None)
+            gate.leave()
 
 
 # Builds (a new session's model and first picture) pass a gate of their own, in arrival
