@@ -31,9 +31,8 @@ from backend.store import RunStore
 
 log = logging.getLogger("shaomai.ws")
 HISTORY_BATCH = 5000  # scalar steps per message when catching up
-# Scalars that come without a frame (a session playing faster than frames are sent) go out
-# together at most this often: at 75 steps/s a message per step cost every viewer (and the
-# server, per viewer) 75 sends a second for numbers that a chart draws 30 times a second.
+# Scalars without a frame (steps faster than frames) go out together at most this often: a
+# message a step at 75 steps/s was 75 sends a viewer a second for charts drawn 30 times.
 SCALARS_EVERY_S = 1 / 30
 
 
@@ -89,13 +88,14 @@ class Connection:
                     return
                 item = box.pop(latest_only=bool(box.max_fps))
                 if item is None:
-                    wait = self._scalars_sent_t + SCALARS_EVERY_S - time.monotonic()
-                    if wait <= 0:
-                        await self._send_scalars()
-                    elif self._scalars_timer is None:  # the rest go out together, soon
-                        self._scalars_timer = asyncio.get_running_loop().call_later(
-                            wait, self._scalars_due
-                        )
+                    if self._rows_waiting():  # none after a frame that was its step's row
+                        wait = self._scalars_sent_t + SCALARS_EVERY_S - time.monotonic()
+                        if wait <= 0:
+                            await self._send_scalars()
+                        elif self._scalars_timer is None:  # the rest go out together, soon
+                            self._scalars_timer = asyncio.get_running_loop().call_later(
+                                wait, self._scalars_due
+                            )
                     break
                 kind, data = item
                 if kind == "t":
@@ -122,6 +122,9 @@ class Connection:
                     box.cursor = row
                 metrics.sent_frame(len(data))
                 box.sent_bytes += len(data)
+
+    def _rows_waiting(self) -> bool:
+        return self.session is not None and self.session.timeline.last_scalar_step > self.box.cursor
 
     def _scalars_due(self) -> None:
         self._scalars_timer = None

@@ -5,6 +5,7 @@ did not ask gets every step as a row, as before."""
 
 from __future__ import annotations
 
+from backend.connection import Connection
 from tests.wsutil import frames, open_lab, scalar_rows, send, step
 
 
@@ -41,3 +42,21 @@ def test_a_client_that_did_not_ask_gets_every_step_as_a_row(client):
     for s, values in framed.items():  # the frame repeats its row (the old way)
         if s in texts:
             assert values == texts[s]
+
+
+def test_a_frame_that_was_its_steps_row_leaves_nothing_to_wake_the_sender_for(
+    client, monkeypatch
+):
+    # Each frame used to leave a timer behind (rows "due soon") that woke the sender again
+    # with nothing to send: a second wake-up a viewer a frame, a lecture hall's worth of them.
+    due = []
+    wake = Connection._scalars_due
+    monkeypatch.setattr(Connection, "_scalars_due", lambda self: (due.append(1), wake(self)))
+    with client.websocket_connect("/ws") as ws:
+        open_lab(ws, "gpt")
+        send(ws, {"type": "subscribe", "tensors": "*", "scalars": "either"})
+        msgs = []
+        for _ in range(6):
+            msgs += step(ws, 1)
+    assert len(frames(msgs)) >= 6
+    assert not due
