@@ -44,9 +44,7 @@ def test_a_client_that_did_not_ask_gets_every_step_as_a_row(client):
             assert values == texts[s]
 
 
-def test_a_frame_that_was_its_steps_row_leaves_nothing_to_wake_the_sender_for(
-    client, monkeypatch
-):
+def test_a_frame_that_was_its_steps_row_leaves_nothing_to_wake_the_sender_for(client, monkeypatch):
     # Each frame used to leave a timer behind (rows "due soon") that woke the sender again
     # with nothing to send: a second wake-up a viewer a frame, a lecture hall's worth of them.
     due = []
