@@ -88,7 +88,8 @@ class Connection:
                     return
                 item = box.pop(latest_only=bool(box.max_fps))
                 if item is None:
-                    if self._rows_waiting():  # none after a frame that was its step's row
+                    # No row waits after a frame that was its step's row: no timer then.
+                    if self._rows_waiting(self.session):
                         wait = self._scalars_sent_t + SCALARS_EVERY_S - time.monotonic()
                         if wait <= 0:
                             await self._send_scalars()
@@ -123,8 +124,8 @@ class Connection:
                 metrics.sent_frame(len(data))
                 box.sent_bytes += len(data)
 
-    def _rows_waiting(self) -> bool:
-        return self.session is not None and self.session.timeline.last_scalar_step > self.box.cursor
+    def _rows_waiting(self, s: Session | None) -> bool:
+        return s is not None and s.timeline.last_scalar_step > self.box.cursor
 
     def _scalars_due(self) -> None:
         self._scalars_timer = None
@@ -134,7 +135,7 @@ class Connection:
         """The rows after the connection's cursor, those before step `before`."""
         s, box = self.session, self.box
         self._scalars_sent_t = time.monotonic()
-        while s is not None and s.timeline.last_scalar_step > box.cursor:
+        while self._rows_waiting(s):
             steps, values = s.timeline.scalars_after(box.cursor)
             n = bisect.bisect_left(steps, before, hi=min(len(steps), HISTORY_BATCH))
             if not n:

@@ -1,13 +1,11 @@
 """Pacing a playing session: when its next step may start, and which steps send a picture.
 
-Steps keep to a schedule a period apart (the requested speed), across the worker's chunks:
-a step that starts late by less than a period (its thread woke late behind a busy event
-loop, or the step before it was long) does not push back every step after it, which made
-10 steps/s come out as 8.4–9.5 with 1,000 viewers; one later than that starts the schedule
-over, so a chunk that ends or a pause never brings a burst of steps. Frames follow a schedule, not "a period
-since the last one" (with 15 ms steps that gives a frame per 45 ms: 22 of 30 fps); and a
-frame never comes within half a period of the one before (after a long step, such as a
-lab's evaluation, the next short step would bunch up behind it). Flat out (steps slower than
+Steps keep to a schedule a period apart (the requested speed) across the worker's chunks:
+a step a little late does not push back every step after it, and one late by a period or
+more starts the schedule over, so a pause never brings a burst (`Pacer.start`). Frames
+follow a schedule, not "a period since the last one" (with 15 ms steps that gives a frame
+per 45 ms: 22 of 30 fps); and a frame never comes within half a period of the one before
+(after a long step, such as a lab's evaluation, the next short step would bunch up). Flat out (steps slower than
 the speed asked), pictures take at most PICTURE_SHARE of the time: a lab whose picture costs
 as much as its step (an encoder-decoder's greedy translation and every map) would otherwise
 draw one every step and train at half speed (docs/benchmarks.md, "Time to insight").

@@ -22,18 +22,13 @@ figures: the clients run on the same cores, so a miss says whose time it was.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
-import threading
 import time
-from pathlib import Path
 from typing import Any
 
-from bench.procs import Child
+from bench.lecture_procs import Cpu, NodeChild, Rss, groups
 from bench.report import Figure, Result, percentiles
-from bench.server import RESULTS, ROOT, Server
+from bench.server import Server
 
 S = "lecture"
 SPEED = 10.0
@@ -53,8 +48,6 @@ PHONE_TENSORS = [
 # No per-class viewer cap exists (backend/config.py): viewers of one session are limited only
 # by sockets. The bench opens one session per part, under every per-address limit.
 SERVER_ENV = {"SHAOMAI_MAX_SESSIONS_PER_IP": "1000", "SHAOMAI_SESSIONS_PER_IP_PER_MIN": "10000"}
-PER_PROC = 250  # viewers per Node process
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def sizes(opts) -> dict[str, Any]:
@@ -63,77 +56,6 @@ def sizes(opts) -> dict[str, Any]:
     if opts.quick:
         return {"viewers": 200, "seconds": 10.0, "storm": 1000, "storm_s": 10.0}
     return {"viewers": 1000, "seconds": 30.0, "storm": 3000, "storm_s": 20.0}
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-class NodeChild(Child):
-    """One `node bench/lecture_viewers.mjs SPEC` process; reads as bench.procs.Child."""
-
-    def __init__(self, spec: dict[str, Any], name: str):  # noqa: D107 (Child's protocol)
-        import queue
-
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        self.name = name
-        err = (RESULTS / f"client-{name}.log").open("w")
-        node = shutil.which("node") or "/usr/bin/node"
-        self.proc = subprocess.Popen(
-            [node, "--no-warnings", "bench/lecture_viewers.mjs"] + [json.dumps(spec)],
-            cwd=ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-        )
-        err.close()
-        self.lines = queue.Queue()
-        self._pumper = threading.Thread(target=self._pump, daemon=True)
-        self._pumper.start()
-
-
-def _groups(n: int) -> list[int]:
-    k = max(1, -(-n // PER_PROC))
-    return [n // k + (1 if i < n % k else 0) for i in range(k)]
-
-
-class Cpu:
-    """CPU seconds of the server and of the client processes between start() and stop()."""
-
-    def __init__(self, server: int, clients: list[int]):
-        self.pids = {"server": [server], "clients": clients}
-
-    def _now(self) -> dict[str, float]:
-        return {k: sum(cpu_s(p) for p in pids) for k, pids in self.pids.items()}
-
-    def start(self) -> None:
-        self.t0, self.c0 = time.perf_counter(), self._now()
-
-    def stop(self) -> dict[str, float]:
-        c1 = self._now()
-        out = {k: c1[k] - self.c0[k] for k in c1}
-        out["wall"] = time.perf_counter() - self.t0
-        return out
-
-
-class Rss:
-    def __init__(self, srv: Server):
-        self.srv, self.values, self.done = srv, [srv.rss()], threading.Event()
-        self.thread = threading.Thread(target=self._sample, daemon=True)
-        self.thread.start()
-
-    def _sample(self) -> None:
-        while not self.done.wait(0.5):
-            self.values.append(self.srv.rss())
-
-    def stop(self) -> list[float]:
-        self.done.set()
-        self.thread.join(5)
-        self.values.append(self.srv.rss())
-        return self.values
 
 
 def _watch(part: str, params: dict, n: int, seconds: float, subscribe: dict | None) -> dict:
@@ -152,7 +74,7 @@ def _watch(part: str, params: dict, n: int, seconds: float, subscribe: dict | No
                 spec["subscribe"] = subscribe
             kids = [
                 NodeChild({**spec, "n": k}, f"lecture-{part}-viewers{i}")
-                for i, k in enumerate(_groups(n))
+                for i, k in enumerate(groups(n))
             ]
             joined = sum(k.read(180)["joined"] for k in kids)
             rss = Rss(srv)
@@ -195,7 +117,7 @@ def _storm(n: int, seconds: float) -> dict:
             spec["join_timeout_s"] = 60
             kids = [
                 NodeChild({**spec, "n": k}, f"lecture-storm-viewers{i}")
-                for i, k in enumerate(_groups(n))
+                for i, k in enumerate(groups(n))
             ]
             for k in kids:
                 k.read(60)

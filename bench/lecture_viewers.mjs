@@ -1,6 +1,5 @@
-// `node bench/lecture_viewers.mjs SPEC_JSON`: hundreds of websocket
-// clients of one Shaomai session in one Node process (bench/lecture.py); no npm packages: the
-// websocket client is bench/ws_client.mjs.
+// `node bench/lecture_viewers.mjs SPEC_JSON`: hundreds of websocket clients of one Shaomai
+// session in one Node process (bench/lecture.py); no npm packages (bench/ws_client.mjs).
 //
 // Python clients cannot carry 1,000 viewers on a 2-core machine without measuring themselves;
 // one Node process holds hundreds cheaply. Talks like bench/clients.py: one JSON line when
