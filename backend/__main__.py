@@ -10,6 +10,7 @@ import uvicorn
 
 from backend.app import create_app
 from backend.config import get_settings
+from backend.ws_direct import DirectWritesProtocol
 
 log = logging.getLogger("shaomai")
 
@@ -49,7 +50,8 @@ def main() -> None:
         port=args.port,
         log_level=args.log_level,
         # Compression costs ~40x in frame throughput for tensor payloads (DESIGN.md).
-        ws=settings.ws_impl,
+        # Its sans-I/O protocol, plus the extension that writes frames framed once.
+        ws=DirectWritesProtocol if settings.ws_impl == "websockets-sansio" else settings.ws_impl,
         ws_per_message_deflate=False,
         # Larger than our own cap on purpose: an oversized message gets an `error` reply
         # and the connection stays open, instead of a bare close by the server.

@@ -15,6 +15,7 @@ import asyncio
 import json
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 
@@ -42,6 +43,10 @@ class Outbox:
         self.scalars_either = False  # ...and takes a frame's header scalars as its row
         self.sent_bytes = 0  # bytes its sender wrote (the class bandwidth figure)
         self.overflowed = False
+        self.idle = False  # its sender waits for a wake-up, holding nothing to send
+        self.last_frame_t = 0.0  # when its last frame went out (max_fps)
+        # A published frame sent at once when nothing waits (backend/send_now.py), or None.
+        self.send_now: Callable[[bytes], bool] | None = None
 
     def put_text(self, text: str) -> None:
         if self.n_texts >= self.MAX_TEXTS:
@@ -110,7 +115,8 @@ class FrameBus:
 
     def publish_frame(self, data: bytes) -> None:
         for box in self.outboxes:
-            box.put_frame(data)
+            if box.send_now is None or not box.send_now(data):
+                box.put_frame(data)
 
     def poke(self) -> None:
         for box in self.outboxes:

@@ -9,7 +9,6 @@ session's command lock; a `pause` also interrupts a running step the moment it a
 from __future__ import annotations
 
 import asyncio
-import bisect
 import json
 import logging
 import math
@@ -20,17 +19,17 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ValidationError
 
-from backend import joining, metrics, polls, protocol, subscriptions, view_keys
+from backend import joining, metrics, polls, protocol, subscriptions, view_keys, ws_direct
 from backend.admission import SessionError
 from backend.bus import Outbox
 from backend.config import Settings
 from backend.manager import SessionManager
 from backend.saving import open_saved, save_session
+from backend.send_now import SendNow, scalar_texts
 from backend.sessions import Session
 from backend.store import RunStore
 
 log = logging.getLogger("shaomai.ws")
-HISTORY_BATCH = 5000  # scalar steps per message when catching up
 # Scalars without a frame (steps faster than frames) go out together at most this often: a
 # message a step at 75 steps/s was 75 sends a viewer a second for charts drawn 30 times.
 SCALARS_EVERY_S = 1 / 30
@@ -64,6 +63,9 @@ class Connection:
         # `/ws?session=ID&token=TOKEN`: joined on connect; an `open` creates ID when free.
         self.url_session = url_session
         self.url_token = url_token
+        write = ws.scope.get("extensions", {}).get(ws_direct.EXTENSION)
+        if write is not None and settings.direct_writes:
+            self.box.send_now = SendNow(self, write)
 
     # -- output ---------------------------------------------------------------------------
     def reply(self, message: BaseModel) -> None:
@@ -78,9 +80,10 @@ class Connection:
 
     async def _send_loop(self) -> None:
         box, ws = self.box, self.ws
-        last_frame = 0.0
         while True:
+            box.idle = True
             await box.wake.wait()
+            box.idle = False
             box.wake.clear()
             while True:
                 if box.overflowed:
@@ -107,7 +110,7 @@ class Connection:
                     await self._send_scalars()
                     continue
                 if box.max_fps:
-                    wait = last_frame + 1.0 / box.max_fps - time.monotonic()
+                    wait = box.last_frame_t + 1.0 / box.max_fps - time.monotonic()
                     if wait > 0:
                         box.push_back(kind, data)
                         asyncio.get_running_loop().call_later(wait, box.wake.set)
@@ -117,7 +120,7 @@ class Connection:
                 row = subscriptions.row_step(data, self.session) if box.scalars_either else None
                 await self._send_scalars(math.inf if row is None else row)
                 data = subscriptions.cut(data, box, self.session)  # once per distinct subscription
-                last_frame = time.monotonic()
+                box.last_frame_t = time.monotonic()
                 await ws.send_bytes(data)
                 if row is not None and box.cursor < row:  # every row before it sent: it is the row
                     box.cursor = row
@@ -133,19 +136,11 @@ class Connection:
 
     async def _send_scalars(self, before: float = math.inf) -> None:
         """The rows after the connection's cursor, those before step `before`."""
-        s, box = self.session, self.box
         self._scalars_sent_t = time.monotonic()
-        while self._rows_waiting(s):
-            steps, values = s.timeline.scalars_after(box.cursor)
-            n = bisect.bisect_left(steps, before, hi=min(len(steps), HISTORY_BATCH))
-            if not n:
-                break
-            steps, values = steps[:n], values[:n]
-            box.cursor = steps[-1]
-            text = s.scalars_texts.text(steps, values, s.epoch)
+        for text in scalar_texts(self.session, self.box, before):
             await self.ws.send_text(text)
             metrics.sent_text(len(text))
-            box.sent_bytes += len(text)
+            self.box.sent_bytes += len(text)
 
     # -- input ----------------------------------------------------------------------------
     async def run(self) -> None:
@@ -154,6 +149,7 @@ class Connection:
             await self._run()
         finally:
             self.sessions.connections.discard(self)
+            self.box.send_now = None  # no cycle left through the publishing path
 
     async def _run(self) -> None:
         self._join_url()

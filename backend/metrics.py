@@ -14,12 +14,13 @@ import time
 from collections import Counter
 
 _lock = threading.Lock()
-_totals = {"frames": 0, "frame_bytes": 0, "text_bytes": 0, "steps": 0}
+_totals = {"frames": 0, "frames_direct": 0, "frame_bytes": 0, "text_bytes": 0, "steps": 0}
 _refusals: Counter[str] = Counter()
 
 
-def sent_frame(n_bytes: int) -> None:
+def sent_frame(n_bytes: int, direct: bool = False) -> None:
     _totals["frames"] += 1  # the event loop's thread only
+    _totals["frames_direct"] += direct  # written from the publishing callback itself
     _totals["frame_bytes"] += n_bytes
 
 
@@ -71,6 +72,10 @@ class ManagerCollector:
         viewers = sum(1 for c in conns if c.role == "viewer")
         yield gauge("shaomai_viewers", "Connections watching a session they do not drive", viewers)
         yield counter("shaomai_frames_sent", "Tensor frames sent", _totals["frames"])
+        direct = _totals["frames_direct"]
+        yield counter(
+            "shaomai_frames_sent_direct", "Of them, written without a sender task", direct
+        )
         sent = _totals["frame_bytes"] + _totals["text_bytes"]
         yield counter("shaomai_bytes_sent", "Bytes sent on websockets (frames and text)", sent)
         yield counter("shaomai_steps", "Training steps taken by every session", _totals["steps"])

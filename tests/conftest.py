@@ -7,17 +7,21 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import torch
+import uvicorn
 from fastapi.testclient import TestClient
 
 from backend.app import create_app
 from backend.config import Settings
+from backend.ws_direct import DirectWritesProtocol
 
 # One torch thread, as in a lab session: tiny models on a shared 2-core machine run several
 # times faster than with two threads fighting other processes.
@@ -103,6 +107,34 @@ def stop_server(proc: subprocess.Popen) -> None:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@contextmanager
+def serve_in_thread(settings: Settings, send_buffer: int | None = None):
+    """uvicorn with the app's websocket protocol in a thread of this process, so the app's
+    objects can be inspected; yields (app, port). `send_buffer`: its sockets' SO_SNDBUF."""
+    app = create_app(settings)
+    sock = socket.socket()
+    if send_buffer:  # accepted sockets inherit it
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app, log_level="warning", ws=DirectWritesProtocol, ws_per_message_deflate=False
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(500):
+        if server.started:
+            break
+        time.sleep(0.02)
+    assert server.started
+    try:
+        yield app, port
+    finally:
+        server.should_exit = True
+        thread.join(15)
 
 
 @pytest.fixture(scope="session")

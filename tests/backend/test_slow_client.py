@@ -27,12 +27,10 @@ import time
 from typing import Any
 
 import pytest
-import uvicorn
 
-from backend.app import create_app
 from backend.bus import Outbox
 from backend.config import Settings
-from tests.conftest import start_server, stop_server
+from tests.conftest import serve_in_thread, start_server, stop_server
 
 STALL_S = 4.0  # the bench stalls a full minute; here a few seconds show the mechanism
 SPEED = 400  # steps/s while playing: ~2,000 steps behind by the end of the stall
@@ -236,23 +234,8 @@ def test_a_silent_client_gets_the_latest_frame_and_every_scalar(tmp_path):
 def inprocess_server(tmp_path):
     """uvicorn serving the app in a thread of this process, so its objects can be inspected;
     its sockets have a small send buffer, so the kernel cannot hide a stalled client."""
-    app = create_app(Settings(data_dir=tmp_path))
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16 * 1024)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", ws_per_message_deflate=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(500):
-        if server.started:
-            break
-        time.sleep(0.02)
-    assert server.started
-    yield app, port
-    server.should_exit = True
-    thread.join(15)
+    with serve_in_thread(Settings(data_dir=tmp_path), send_buffer=16 * 1024) as served:
+        yield served
 
 
 def test_a_silent_clients_outbox_stays_bounded(inprocess_server):
