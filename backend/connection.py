@@ -33,6 +33,7 @@ log = logging.getLogger("shaomai.ws")
 # Scalars without a frame (steps faster than frames) go out together at most this often: a
 # message a step at 75 steps/s was 75 sends a viewer a second for charts drawn 30 times.
 SCALARS_EVERY_S = 1 / 30
+MAX_WAITING = 64  # commands queued on one connection
 
 
 class Connection:
@@ -55,7 +56,10 @@ class Connection:
         self.ip = ws.client.host if ws.client else "?"
         self._allowance = 2 * settings.messages_per_s  # token bucket: bursts of 2 s
         self._last = time.monotonic()
-        self._inbox: asyncio.Queue = asyncio.Queue(maxsize=64)
+        # Commands waiting, and the task that runs them (only while some wait: a viewer's
+        # connection lives for an hour and sends a message or two).
+        self._inbox: list = []
+        self._worker: asyncio.Task | None = None
         self._throttled = False
         self._last_busy = -1.0
         self._scalars_sent_t = 0.0
@@ -154,7 +158,6 @@ class Connection:
     async def _run(self) -> None:
         self._join_url()
         sender = asyncio.create_task(self._send_loop())
-        worker = asyncio.create_task(self._process())
         try:
             while True:
                 raw = await self.ws.receive()
@@ -178,7 +181,8 @@ class Connection:
                 closed = isinstance(exc, RuntimeError | WebSocketDisconnect | ConnectionError)
                 (log.debug if closed else log.warning)("sender of %s ended: %r", self.ip, exc)
             sender.cancel()
-            worker.cancel()
+            if self._worker is not None:
+                self._worker.cancel()
             self._detach()
 
     def _rate_ok(self) -> bool:
@@ -224,15 +228,19 @@ class Connection:
             self.session.touch()
             if msg.type == "control" and msg.action == "pause" and self.role == "driver":
                 self.session.interrupt()  # stop a long step now, not after it
-        if self._inbox.full():
+        if len(self._inbox) >= MAX_WAITING:
             return self.error("busy", "too many commands waiting; slow down", key="err.queue_full")
-        self._inbox.put_nowait(msg)
+        self._inbox.append(msg)
+        if self._worker is None:
+            self._worker = asyncio.create_task(self._process())
 
     async def _process(self) -> None:
         """Commands of one connection run one after another, in arrival order."""
-        while True:
-            msg = await self._inbox.get()
-            await self._dispatch(msg)
+        try:
+            while self._inbox:
+                await self._dispatch(self._inbox.pop(0))
+        finally:
+            self._worker = None  # the next command starts a worker again
 
     async def _dispatch(self, msg) -> None:
         try:

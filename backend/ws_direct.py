@@ -58,6 +58,13 @@ class DirectWritesProtocol(WebSocketsSansIOProtocol):
         if scope is not None:
             scope["extensions"][EXTENSION] = self.write_framed  # before the app's task runs
 
+    async def send(self, message) -> None:
+        await super().send(message)
+        if self.handshake_complete and self.response is not None:
+            # The upgrade's request and response (≈ 40 header objects, 3 KB) are not read
+            # again once the response is written; a lecture hall holds 1,000 of them.
+            self.request = self.response = None
+
     def write_framed(self, data: bytes) -> bool:
         """Write frames made by `framed()` now; False (nothing written) unless the
         connection is open and its socket keeps up: then the caller sends it the ASGI way,

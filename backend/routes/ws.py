@@ -6,7 +6,6 @@ import re
 from fastapi import APIRouter, WebSocket
 
 from backend.connection import Connection
-from backend.deps import SessionsDep, SettingsDep, StoreDep
 from backend.security import origin_allowed
 
 log = logging.getLogger("shaomai.ws")
@@ -30,15 +29,14 @@ class RedactToken(logging.Filter):
 logging.getLogger("uvicorn.error").addFilter(RedactToken())  # where uvicorn logs upgrades
 
 
-@router.websocket("/ws")
-async def websocket_endpoint(
-    websocket: WebSocket, sessions: SessionsDep, settings: SettingsDep, store: StoreDep
-):
+async def websocket_endpoint(websocket: WebSocket) -> None:
     """Protocol version 1 (docs/protocol.md): JSON text in, JSON text and binary frames out.
 
     `?session=ID` (with `&token=TOKEN` for the driver) joins that session on connect, and
     an `open` on a connection whose ID is free creates the session under it. The id is in
     the upgrade URL so a proxy in front of several replicas can route on it."""
+    state = websocket.app.state
+    settings = state.settings
     origin = websocket.headers.get("origin")
     if not origin_allowed(origin, websocket.headers.get("host"), settings):
         log.warning("websocket from origin %r refused", origin)
@@ -46,4 +44,12 @@ async def websocket_endpoint(
         return
     await websocket.accept()
     q = websocket.query_params
-    await Connection(websocket, sessions, settings, store, q.get("session"), q.get("token")).run()
+    conn = Connection(
+        websocket, state.sessions, settings, state.store, q.get("session"), q.get("token")
+    )
+    await conn.run()
+
+
+# A plain Starlette route, not FastAPI's: its dependency machinery keeps two exit stacks and
+# their frames (≈ 3 KB) alive for the whole life of every open connection.
+router.add_websocket_route("/ws", websocket_endpoint)
