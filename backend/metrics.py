@@ -71,6 +71,8 @@ class ManagerCollector:
         yield gauge("shaomai_connections", "Open websocket connections", len(conns))
         viewers = sum(1 for c in conns if c.role == "viewer")
         yield gauge("shaomai_viewers", "Connections watching a session they do not drive", viewers)
+        recorded = sum(s.timeline.frame_bytes for s in list(m.sessions.values()))
+        yield gauge("shaomai_recorded_frame_bytes", "Frames kept for seek, all sessions", recorded)
         yield counter("shaomai_frames_sent", "Tensor frames sent", _totals["frames"])
         direct = _totals["frames_direct"]
         yield counter(

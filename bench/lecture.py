@@ -47,6 +47,7 @@ PHONE_TENSORS = [
 ]
 # No per-class viewer cap exists (backend/config.py): viewers of one session are limited only
 # by sockets. The bench opens one session per part, under every per-address limit.
+RECORDED = "shaomai_recorded_frame_bytes"  # a gauge of the server's /metrics
 SERVER_ENV = {"SHAOMAI_MAX_SESSIONS_PER_IP": "1000", "SHAOMAI_SESSIONS_PER_IP_PER_MIN": "10000"}
 
 
@@ -69,6 +70,7 @@ def _watch(part: str, params: dict, n: int, seconds: float, subscribe: dict | No
         try:
             session = driver.read(120)["session"]
             rss_open = srv.rss()
+            recorded_open = srv.metric(RECORDED)
             spec = {"role": "viewers", "url": srv.ws_url, "session": session}
             if subscribe:
                 spec["subscribe"] = subscribe
@@ -87,6 +89,7 @@ def _watch(part: str, params: dict, n: int, seconds: float, subscribe: dict | No
                 k.tell("stop")
             used = cpu.stop()
             rss_values = rss.stop()
+            recorded = srv.metric(RECORDED) - recorded_open
             outs = [k.result(180) for k in kids]
             mine = driver.result(60)
         finally:
@@ -96,6 +99,7 @@ def _watch(part: str, params: dict, n: int, seconds: float, subscribe: dict | No
         "joined": joined,
         "rss_open": rss_open,
         "rss": rss_values,
+        "recorded_mb": recorded / 2**20,
         "cpu": used,
         "driver": mine,
         "viewers": _viewers(outs),
@@ -234,6 +238,15 @@ def _watch_figures(label: str, out: dict, n: int, kbps_target: float | None) -> 
             baseline=f"{out['rss_open']:.0f} MB with the session open",
             note=f"joined, before play +{out['rss'][0] - out['rss_open']:.0f} MB; "
             f"peak +{max(out['rss']) - out['rss_open']:.0f} MB; 50 MB per 1,000 viewers",
+        ),
+        Figure(
+            S,
+            p + "server RSS growth, less the session's recorded frames",
+            growth - out["recorded_mb"],
+            "MB",
+            ("≤", 50.0 * n / 1000),
+            note=f"the frames it kept for seek grew {out['recorded_mb']:.1f} MB "
+            "(the same with no viewer; timeline_mb caps them)",
         ),
         Figure(
             S,

@@ -88,6 +88,14 @@ class Server:
     def rss(self) -> float:
         return rss_mb(self.pid)
 
+    def metric(self, name: str) -> float:
+        """One unlabelled-but-replica sample of the server's /metrics (Prometheus text)."""
+        with urllib.request.urlopen(f"{self.url}/metrics", timeout=10) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith(name + "{") or line.startswith(name + " "):
+                    return float(line.rsplit(" ", 1)[1])
+        raise KeyError(name)
+
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
