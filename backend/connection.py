@@ -24,6 +24,7 @@ from backend.admission import SessionError
 from backend.bus import Outbox
 from backend.config import Settings
 from backend.manager import SessionManager
+from backend.message_rate import MessageRate
 from backend.saving import open_saved, save_session
 from backend.send_now import SendNow, scalar_texts
 from backend.sessions import Session
@@ -54,14 +55,12 @@ class Connection:
         self.session: Session | None = None
         self.role: str | None = None
         self.ip = ws.client.host if ws.client else "?"
-        self._allowance = 2 * settings.messages_per_s  # token bucket: bursts of 2 s
-        self._last = time.monotonic()
+        self._rate = MessageRate(settings.messages_per_s)
         # Commands waiting, and the task that runs them (only while some wait: a viewer's
         # connection lives for an hour and sends a message or two).
         self._inbox: list = []
         self._worker: asyncio.Task | None = None
         self._throttled = False
-        self._last_busy = -1.0
         self._scalars_sent_t = 0.0
         self._scalars_timer: asyncio.TimerHandle | None = None
         # `/ws?session=ID&token=TOKEN`: joined on connect; an `open` creates ID when free.
@@ -170,7 +169,7 @@ class Connection:
                     # Stop reading until the allowance refills: TCP pushes back on a flooder
                     # instead of the event loop parsing and refusing every message.
                     self._throttled = False
-                    await asyncio.sleep((1 - self._allowance) / self.settings.messages_per_s)
+                    await asyncio.sleep(self._rate.refill_s())
         except WebSocketDisconnect:
             pass
         finally:
@@ -185,16 +184,6 @@ class Connection:
                 self._worker.cancel()
             self._detach()
 
-    def _rate_ok(self) -> bool:
-        now = time.monotonic()
-        rate = self.settings.messages_per_s
-        self._allowance = min(2 * rate, self._allowance + (now - self._last) * rate)
-        self._last = now
-        if self._allowance < 1:
-            return False
-        self._allowance -= 1
-        return True
-
     def _handle_raw(self, raw: dict[str, Any]) -> None:
         text = raw.get("text")
         if text is None:
@@ -207,10 +196,8 @@ class Connection:
             return self.error(
                 "too_large", msg, key="err.message_size", values={"size": size, "cap": cap}
             )
-        if not self._rate_ok():
-            now = time.monotonic()
-            if now - self._last_busy >= 1.0:  # one reply a second, not one per message
-                self._last_busy = now
+        if not self._rate.take():
+            if self._rate.say_busy():
                 self.error("busy", "too many messages; slow down", key="err.slow_down")
             self._throttled = True
             return
