@@ -15,8 +15,10 @@ import asyncio
 import json
 import time
 from collections import deque
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from backend.send_now import SendNow
 
 
 class Overflow(Exception):
@@ -45,10 +47,12 @@ class Outbox:
         self.overflowed = False
         self.idle = False  # its sender waits for a wake-up, holding nothing to send
         self.last_frame_t = 0.0  # when its last frame went out (max_fps)
-        # A published frame sent at once when nothing waits (backend/send_now.py), or None.
-        self.send_now: Callable[[bytes], bool] | None = None
+        # Frames and texts sent at once when nothing waits (backend/send_now.py), or None.
+        self.send_now: SendNow | None = None
 
     def put_text(self, text: str) -> None:
+        if self.send_now is not None and self.send_now.text(text):
+            return
         if self.n_texts >= self.MAX_TEXTS:
             self.overflowed = True
         self.items.append(("t", 0.0, text))
@@ -115,7 +119,7 @@ class FrameBus:
 
     def publish_frame(self, data: bytes) -> None:
         for box in self.outboxes:
-            if box.send_now is None or not box.send_now(data):
+            if box.send_now is None or not box.send_now.frame(data):
                 box.put_frame(data)
 
     def poke(self) -> None:

@@ -357,6 +357,7 @@ class Connection:
 
     def _attach(self, s: Session, role: str) -> None:
         self.session, self.role = s, role
+        self.box.cursor = -1  # the whole scalar history follows `ready` (sent now or queued)
         self.reply(
             protocol.Ready(
                 session=s.id,
@@ -373,7 +374,6 @@ class Connection:
                 kept=s.kept,
             )
         )
-        self.box.cursor = -1  # the sender catches up the whole scalar history
         s.bus.subscribe(self.box)
         s.touch()
         joining.connections_changed(s)  # everyone sees the new count (coalesced)

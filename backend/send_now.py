@@ -39,16 +39,38 @@ def scalar_texts(session, box, before: float = math.inf) -> Iterator[str]:
 
 
 class SendNow:
-    """`box.send_now` of a connection: send a published frame at once, or say no."""
+    """`box.send_now` of a connection: send a frame or a text at once, or say no."""
 
     def __init__(self, conn, write: Callable[[bytes], bool]) -> None:
         self.conn = conn
         self.write = write  # the `shaomai.write_framed` extension of the connection
 
-    def __call__(self, data: bytes) -> bool:
+    def _free(self, box) -> bool:
+        """Nothing waits and the sender holds nothing: what is written now keeps the order."""
+        return not box.items and box.idle and not box.overflowed
+
+    def text(self, text: str) -> bool:
+        """A control text (a reply, a status), then the scalars so far, as the sender does."""
+        conn = self.conn
+        box = conn.box
+        if not self._free(box):
+            return False
+        cursor = box.cursor
+        texts = [text, *scalar_texts(conn.session, box)]
+        message = framed(text) if len(texts) == 1 else b"".join(map(framed, texts))
+        if not self.write(message):
+            box.cursor = cursor
+            return False
+        conn._scalars_sent_t = time.monotonic()
+        for t in texts:
+            metrics.sent_text(len(t))
+            box.sent_bytes += len(t)
+        return True
+
+    def frame(self, data: bytes) -> bool:
         conn = self.conn
         box, s = conn.box, conn.session
-        if s is None or box.items or not box.idle or box.overflowed:
+        if s is None or not self._free(box):
             return False
         now = time.monotonic()
         if box.max_fps and now < box.last_frame_t + 1.0 / box.max_fps:

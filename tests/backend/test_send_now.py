@@ -5,7 +5,8 @@ read): a viewer of the whole frame, a phone subscribed to one head, and a viewer
 subscribed. The teacher presses `step`; each published frame that nothing waited for goes
 out from the publishing callback, framed once. What each viewer receives must be exactly
 what the sender tasks send with the direct path off: the same frame bytes in the same order,
-every step's scalars once, never a frame before the rows of the steps before it.
+every step's scalars once, never a frame before the rows of the steps before it, and the
+texts (rows, statuses) in the same order among the frames.
 """
 
 from __future__ import annotations
@@ -78,6 +79,20 @@ def _watch(tmp_path, direct: bool) -> tuple[dict[str, list], int]:
         return out, metrics.totals()["frames_direct"] - before
 
 
+def _after_joins(messages: list) -> list:
+    """From the first frame of a pressed step on: frames as their step, texts as
+    (type, state, step) (a status's connection count changes while viewers join)."""
+    out = []
+    for raw in messages:
+        if isinstance(raw, bytes):
+            out.append(("frame", wire.frame_step(raw)))
+        else:
+            m = json.loads(raw)
+            out.append((m["type"], m.get("state"), m.get("step"), m.get("steps")))
+    first = next(i for i, m in enumerate(out) if m == ("frame", 1))
+    return out[first:]
+
+
 def _steps_in_order(messages: list) -> list[int]:
     """The steps each message brings, in arrival order (rows and rowed frames)."""
     out = []
@@ -104,8 +119,9 @@ def test_viewers_get_the_same_bytes_written_straight_as_through_their_senders(tm
         frames = [m for m in direct[name] if isinstance(m, bytes)]
         assert frames == [m for m in queued[name] if isinstance(m, bytes)], name
         assert [wire.frame_step(f) for f in frames][-STEPS:] == list(range(1, STEPS + 1))
-        texts = [m for m in direct[name] if isinstance(m, str) and '"scalars"' in m[:20]]
-        assert texts == [m for m in queued[name] if isinstance(m, str) and '"scalars"' in m[:20]]
+        # Texts too (rows, and each step's statuses: a reply or a status written at once
+        # when nothing waits), in the same order among the frames.
+        assert _after_joins(direct[name]) == _after_joins(queued[name]), name
     # The phone's frames are its head's cut, not the whole frame.
     assert len(direct["phone"][-1]) < len(direct["whole"][-1])
     # The old client: a step's row always before that step's frame.
@@ -172,6 +188,36 @@ def test_a_socket_pushing_back_gets_no_frame_until_it_drains(tmp_path):
                 if isinstance(raw, bytes) and wire.frame_step(raw) >= at + 10:
                     break
             await send(teacher, {"type": "control", "action": "pause"})
+            for ws in (teacher, viewer):
+                await ws.close()
+
+        run_async(go())
+
+
+def test_a_text_waits_behind_a_frame_held_by_the_viewers_rate(tmp_path):
+    # A viewer at most one frame every 2 s: the step's frame waits in its Outbox for its
+    # turn, and the teacher's `view` that follows must not overtake it.
+    with serve_in_thread(Settings(data_dir=tmp_path)) as (_app, port):
+
+        async def go():
+            url = f"ws://127.0.0.1:{port}/ws"
+            teacher = await websockets.connect(url, max_size=None)
+            await send(teacher, {"type": "open", "lab": "gpt", "params": {}, "seed": 0})
+            sid = (await next_of(teacher, lambda m: m["type"] == "ready", "ready"))["session"]
+            viewer = await websockets.connect(f"{url}?session={sid}", max_size=None)
+            await send(viewer, {**VIEWERS["whole"], "max_fps": 0.5})
+            while not isinstance(await asyncio.wait_for(viewer.recv(), 30), bytes):
+                pass  # the subscription's frame: the next may go 2 s after it
+            await send(teacher, {"type": "control", "action": "step", "count": 1})
+            await send(teacher, {"type": "view", "state": {"hover": 5}})
+            seen = []
+            while not seen or seen[-1] != ("view", 5):
+                raw = await asyncio.wait_for(viewer.recv(), 30)
+                if isinstance(raw, bytes):
+                    seen.append(("frame", wire.frame_step(raw)))
+                elif (m := json.loads(raw))["type"] == "view":
+                    seen.append(("view", m["state"].get("hover")))
+            assert seen == [("frame", 1), ("view", 5)]
             for ws in (teacher, viewer):
                 await ws.close()
 
