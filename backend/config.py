@@ -69,8 +69,9 @@ class Settings(BaseSettings):
     # uvicorn's websocket implementation: the sans-I/O one sends a lecture hall more frames
     # with less memory than the legacy one (docs/benchmarks.md).
     ws_impl: Literal["websockets", "websockets-sansio", "wsproto"] = "websockets-sansio"
-    # With the sans-I/O one, a frame nobody waits for is written straight to each viewer's
-    # socket, framed once (backend/send_now.py); off: every frame through its sender task.
+    # With the sans-I/O one, a frame or text with nothing queued ahead of it is written
+    # straight to each viewer's socket, framed once (backend/send_now.py); off: everything
+    # through each connection's sender task.
     direct_writes: bool = True
 
     # Security (docs/security.md). Pages from other origins may not open the websocket.
