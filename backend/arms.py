@@ -7,7 +7,7 @@ in lockstep; an Arm holds its model, optimizer, generator and the last step's nu
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 import torch
@@ -48,6 +48,8 @@ class Arm:
     # The last update's size (measured only with `stream_update_size`): max |Δw| and ‖Δw‖.
     update_max: float = math.nan
     update_norm: float = math.nan
+    # An evaluation in parts still running (TrainingLab.evaluate_in_parts), or None.
+    evaluating: Generator[None, None, dict[str, float]] | None = None
 
     @property
     def stage_labels(self) -> list[str]:

@@ -28,6 +28,7 @@ import torch
 from torch import Tensor, nn
 
 from backend.arms import Arm, ArmSpec, update_size  # Arm, ArmSpec: labs import them here
+from backend.in_parts import Parts, advance, pending
 from backend.labs.base import Frame, Lab, LabParams, TensorOut
 from backend.schedules import StepsAndWarmup  # noqa: F401 - labs import it here
 from backend.side_by_side import side_by_side
@@ -108,6 +109,11 @@ class TrainingLab(Lab):
     def evaluate(self, arm: Arm) -> dict[str, float]:
         """Held-out scalars of one arm, merged into the step's scalars when due."""
         return {}
+
+    def evaluate_in_parts(self, arm: Arm) -> Parts[dict[str, float]] | None:
+        """When due, an evaluation too long for one step as parts on a frozen copy of the
+        model (backend/in_parts.py, docs/trainer.md); None (the default): `evaluate`."""
+        return None
 
     def stages(self, model: nn.Module) -> Stages:
         """The gradient stages of a model (default: models.stages' shared naming)."""
@@ -262,8 +268,15 @@ class TrainingLab(Lab):
         else:
             out = None
         scalars.update(self.arm_scalars(arm, batch, out))
-        if self.eval_due(arm, scalars):
-            scalars.update(self.evaluate(arm))
+        work = arm.evaluating
+        if work is None and self.eval_due(arm, scalars):
+            work = self.evaluate_in_parts(arm)
+            if work is None:
+                scalars.update(self.evaluate(arm))
+        if work is not None:  # one part a step; the last one's step gets the scalars
+            done = advance(work)
+            arm.evaluating = work if pending(done) else None
+            scalars.update({} if pending(done) else done)
         if batch is not None and self.stream_grad_norms:  # last: the page reads the first few
             for label, g in zip(arm.stages, arm.grad_norms, strict=True):
                 scalars[f"grad_norm.{label[0]}"] = g
@@ -388,6 +401,7 @@ class TrainingLab(Lab):
             if "gen" in s:
                 arm.generator.set_state(s["gen"])
             arm.diverged = s.get("diverged", False)
+            arm.evaluating = None  # one in parts stays with the run it was asked in
             arm.scalars = dict(s.get("scalars", {}))
             arm.grad_norms = list(s.get("grad_norms", []))
         self.load_lab_state(state.get("lab", {}))

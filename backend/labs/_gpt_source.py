@@ -15,11 +15,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from backend.in_parts import Parts, whole
 from backend.labs.base import LabError
 from models.data.tasks import BOS, Task, default_recipe, make_task, masked_loss, score
 from models.data.texts import lm_batch, split
 from models.data.tokenizers import make_tokenizer
-from models.generate import generate
+from models.generate import generate_steps
 from models.gpt import GPT
 
 EXAMPLE_CAP = 64  # the shown example is at most this many tokens: 6×8 maps of 64×64 ≈ 200 KB
@@ -75,9 +76,6 @@ class TaskSource:
         acc, seq_acc = score(logits, self.eval_y, self.eval_mask)
         val_loss = float(masked_loss(logits, self.eval_y, self.eval_mask))
         return {"acc": acc, "seq_acc": seq_acc, "val_loss": val_loss}
-
-    def sample_text(self, model: GPT, seed: int) -> str | None:
-        return None  # teacher-forced exact accuracy already equals greedy generation's
 
     def piece(self, i: int) -> str:
         return self.vocab[i]
@@ -148,21 +146,41 @@ class TextSource:
     def train_scalars(logits: Tensor, y: Tensor, mask: None) -> dict[str, float]:
         return {}
 
-    @torch.no_grad()
     def evaluate(self, model: GPT) -> dict[str, float]:
-        val = float(F.cross_entropy(model(self.eval_x).flatten(0, 1), self.eval_y.flatten()))
+        return whole(self.evaluate_parts(model, 1))
+
+    @torch.no_grad()
+    def evaluate_parts(self, model: GPT, parts: int) -> Parts[dict[str, float]]:
+        """The held-out loss in `parts` (backend/in_parts.py): the windows a share at a time."""
+        total, count = 0.0, 0
+        shares = zip(self.eval_x.chunk(parts), self.eval_y.chunk(parts), strict=True)
+        for i, (x, y) in enumerate(shares):
+            if i:
+                yield
+            logits = model(x)  # [W / parts, T, V]
+            total += float(F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum"))
+            count += y.numel()
+        val = total / count
         return {"val_loss": val, "val_ppl": math.exp(min(val, 50.0))}
 
-    def sample_text(self, model: GPT, seed: int) -> str | None:
-        """What the model writes now from the example's opening (sampled at T = 0.8)."""
-        new = generate(
+    def sample_parts(self, model: GPT, seed: int, parts: int) -> Parts[str | None]:
+        """What the model writes from the example's opening (sampled at T = 0.8), its new
+        tokens in `parts` runs."""
+        per_part = math.ceil(SAMPLE_NEW / parts)
+        new: list[int] = []
+        steps = generate_steps(
             model,
             self.prompt_ids,
             SAMPLE_NEW,
             temperature=0.8,
             use_cache=model.cfg.causal,  # a model without the mask cannot use a cache
             generator=torch.Generator().manual_seed(seed),
+            attention=False,
         )
+        for step in steps:  # each token is computed as the loop asks for it
+            new.append(step.token)
+            if len(new) % per_part == 0 and len(new) < SAMPLE_NEW:
+                yield
         return self.tok.decode(self.prompt_ids + new)
 
     def piece(self, i: int) -> str:

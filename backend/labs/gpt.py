@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from backend.in_parts import FORWARD_SHARE, Parts, advance, frozen_copy, parts_for, pending
 from backend.labs import register
 from backend.labs._gpt_cell import CellInput, cell_frame
 from backend.labs._gpt_frames import InferInput, example_picture, generation_frames
@@ -120,6 +121,8 @@ class GPTLab(TrainingLab):
         self.last_eval: dict[str, float] = {}
         self.eval_t = -CONFIRM_GAP  # step of the latest held-out evaluation
         self.sample: tuple[int, str] | None = None  # (step, text) of the latest text sample
+        self.sampling: tuple[int, Parts[str | None]] | None = None  # (step, parts) under way
+        self.evaluated_t = -1  # the step an evaluation in parts last finished
 
     def arms(self) -> list[ArmSpec]:
         p = self.params
@@ -202,6 +205,24 @@ class GPTLab(TrainingLab):
         self.last_eval = {**out, "step": self.t}
         return out
 
+    def _parts(self) -> int:
+        """A small batch's steps are short: the text's evaluation (its windows' forward
+        pass, in training steps) and its sample, in as many parts, spread over several."""
+        if self.source.kind != "text" or self.t >= self.max_steps():
+            return 1  # the last step's evaluation has no later step to finish in
+        windows = len(self.source.eval_x)
+        return parts_for(windows / self.params.batch * FORWARD_SHARE)
+
+    def evaluate_in_parts(self, arm: Arm) -> Parts[dict[str, float]] | None:
+        parts = self._parts()
+        return None if parts == 1 else self._evaluation(arm, parts)
+
+    def _evaluation(self, arm: Arm, parts: int) -> Parts[dict[str, float]]:
+        self.eval_t = asked = self.t
+        out = yield from self.source.evaluate_parts(frozen_copy(arm.model), parts)
+        self.last_eval, self.evaluated_t = {**out, "step": asked}, self.t
+        return out
+
     def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
         lr = self.params.lr * self.schedule(self.t)
         if self.t and arm.scalars:
@@ -233,10 +254,26 @@ class GPTLab(TrainingLab):
             "prompt_example": self.source.prompt_example(),
         }
         if self.source.kind == "text":
-            if self.sample is None or self.t - self.sample[0] >= SAMPLE_EVERY:
-                self.sample = (self.t, self.source.sample_text(self.model, self.seed))
-            meta["sample"] = {"step": self.sample[0], "text": self.sample[1]}
+            self._write_sample()
+            if self.sample is not None:
+                meta["sample"] = {"step": self.sample[0], "text": self.sample[1]}
         return meta
+
+    def _write_sample(self) -> None:
+        """A new sample every SAMPLE_EVERY steps, in parts over the frames after it is asked
+        (on a copy of the model then): the frames show the last one finished meanwhile."""
+        if self.sampling is None:
+            if self.sample is not None and self.t - self.sample[0] < SAMPLE_EVERY:
+                return
+            parts = self._parts()
+            if parts > 1 and (self.arm.evaluating or self.evaluated_t == self.t):
+                return  # one piece of work in parts a step: after the evaluation's
+            model = self.model if parts == 1 else frozen_copy(self.model)
+            self.sampling = (self.t, self.source.sample_parts(model, self.seed, parts))
+        asked, work = self.sampling
+        text = advance(work)
+        if not pending(text):
+            self.sample, self.sampling = (asked, text), None
 
     def picture(self, arm: Arm) -> tuple[list[TensorOut], dict[str, Any]]:
         """The fixed example's picture; f16 bars of the stage norms (the exact norms are in
@@ -272,4 +309,4 @@ class GPTLab(TrainingLab):
         self.solved_at = state.get("solved_at")
         self.eval_t = state.get("eval_t", -CONFIRM_GAP)
         self.last_eval = dict(state.get("last_eval", {}))
-        self.sample = None
+        self.sample = self.sampling = None

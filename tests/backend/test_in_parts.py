@@ -1,0 +1,165 @@
+"""Work in parts (backend/in_parts.py): an evaluation or a text sample too long for one step
+is spread over the next steps on a frozen copy of the model, so no frame waits behind it,
+and its result is still the model's at the step it was asked."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+import torch
+from torch import nn
+
+import backend.labs.gpt as gpt_lab
+from backend.in_parts import MAX_PARTS, frozen_copy, parts_for
+from backend.labs._gpt_params import Params as GPTParams
+from backend.labs.base import LabParams
+from backend.optim import OptimConfig
+from backend.trainer import Arm, ArmSpec, TrainingLab
+
+CPU = torch.device("cpu")
+
+
+class Fit(TrainingLab):
+    """y = x·w: a linear model whose held-out loss is asked every 4 steps, in 5 parts."""
+
+    id = "fit-in-parts"
+    Params = LabParams
+    title = {"zh": "拟合", "en": "Fit"}
+    eval_every = 4
+    in_parts = True
+
+    def setup(self) -> None:
+        self.held_x = torch.randn(30, 3, generator=torch.Generator().manual_seed(1))
+        self.held_y = self.held_x @ torch.tensor([[1.0], [-2.0], [0.5]])
+        self.asked: list[int] = []
+
+    def arms(self) -> list[ArmSpec]:
+        return [ArmSpec("fit", lambda: nn.Linear(3, 1), OptimConfig("sgd", lr=0.1), 0)]
+
+    def batch(self, gen: torch.Generator):
+        x = torch.randn(8, 3, generator=gen)
+        return x, x @ torch.tensor([[1.0], [-2.0], [0.5]])
+
+    def loss(self, arm: Arm, batch):
+        x, y = batch
+        return ((arm.model(x) - y) ** 2).mean()
+
+    def evaluate(self, arm: Arm) -> dict[str, float]:
+        self.asked.append(self.t)
+        with torch.no_grad():
+            return {"held": float(((arm.model(self.held_x) - self.held_y) ** 2).mean())}
+
+    def evaluate_in_parts(self, arm: Arm):
+        return self._parts(arm) if self.in_parts else None
+
+    def _parts(self, arm: Arm):
+        self.asked.append(self.t)
+        model = frozen_copy(arm.model)
+        total = 0.0
+        for i, (x, y) in enumerate(zip(self.held_x.chunk(5), self.held_y.chunk(5), strict=True)):
+            if i:
+                yield
+            with torch.no_grad():
+                total += float(((model(x) - y) ** 2).sum())
+        return {"held": total / len(self.held_x)}
+
+
+def _fit(in_parts: bool) -> tuple[Fit, list[dict[str, float]]]:
+    lab = Fit(LabParams(), 0, CPU)
+    lab.in_parts = in_parts
+    rows = [lab.step(False).scalars for _ in range(13)]
+    return lab, rows
+
+
+def test_an_evaluation_in_parts_is_the_models_at_the_step_it_was_asked():
+    whole, rows_whole = _fit(False)
+    parted, rows_parted = _fit(True)
+    assert whole.asked == [4, 8, 12]
+    assert parted.asked == [4, 12]  # none asked at 8: the one asked at 4 was under way
+    at_once = {i + 1: r["held"] for i, r in enumerate(rows_whole) if "held" in r}
+    in_parts = {i + 1: r["held"] for i, r in enumerate(rows_parted) if "held" in r}
+    assert list(at_once) == [4, 8, 12]
+    assert list(in_parts) == [8]  # the fifth part's step; 12's is still under way
+    assert in_parts[8] == pytest.approx(at_once[4], rel=1e-6)  # though the model trained on
+    assert rows_parted[4]["loss"] == rows_whole[4]["loss"]  # training is not touched
+
+
+def test_a_fork_leaves_an_evaluation_under_way_behind():
+    lab, _ = _fit(True)  # the one asked at step 12 is under way
+    fork = Fit(LabParams(), 0, CPU)
+    fork.load_state_dict(lab.state_dict())
+    assert fork.arm.evaluating is None
+    fork_rows = [fork.step(False).scalars for _ in range(4)]  # steps 14-17
+    rows = [lab.step(False).scalars for _ in range(4)]
+    assert not any("held" in r for r in fork_rows)  # nothing half-done carried over
+    assert ["held" in r for r in rows] == [False, False, True, False]  # the source's, at 16
+
+
+def test_parts_grow_with_the_work_and_stop_at_the_cap():
+    assert parts_for(0.5) == parts_for(1.0) == 1  # a step's time or less: at once
+    assert parts_for(5.3) == 6
+    assert parts_for(100.0) == MAX_PARTS
+
+
+# -- the gpt lab's text evaluation and sample ---------------------------------------------
+SMALL_BATCH = {"data": "text-en", "n_ctx": 32, "batch": 4}  # 64 windows: 5.3 steps' time
+
+
+def _gpt_run(monkeypatch, spread: bool, steps: int = 56):
+    """Steps of the text model at batch 4; each step's forwards on frozen copies, by size."""
+    made = frozen_copy  # the real ones: a run before may have patched the lab's
+    forwards: dict[int, list[tuple[int, int]]] = defaultdict(list)  # step -> [(B, T)]
+    lab = None
+
+    def counted(model):
+        copied = made(model)
+        copied.register_forward_pre_hook(lambda m, args: forwards[lab.t].append(args[0].shape))
+        return copied
+
+    monkeypatch.setattr(gpt_lab, "frozen_copy", counted)
+    monkeypatch.setattr(gpt_lab, "parts_for", parts_for if spread else lambda cost: 1)
+    lab = gpt_lab.GPTLab(GPTParams(**SMALL_BATCH), 0, CPU)
+    frames = {}  # step -> its frame
+    for _ in range(steps):
+        frame = lab.step(True)
+        frames[lab.t] = frame
+    return lab, frames, forwards
+
+
+def test_the_text_evaluation_is_spread_and_exact(monkeypatch):
+    _, whole, _ = _gpt_run(monkeypatch, spread=False)
+    lab, parted, forwards = _gpt_run(monkeypatch, spread=True)
+    assert lab._parts() == 6
+    vals = {t: f.scalars["val_loss"] for t, f in parted.items() if "val_loss" in f.scalars}
+    at_once = {t: f.scalars["val_loss"] for t, f in whole.items() if "val_loss" in f.scalars}
+    assert list(at_once) == [25, 50] and list(vals) == [30, 55]
+    assert vals[30] == pytest.approx(at_once[25], rel=1e-5)
+    assert vals[55] == pytest.approx(at_once[50], rel=1e-5)
+    assert parted[29].meta["eval"] == {}  # under way: nothing half-done is shown
+    assert parted[30].meta["eval"]["step"] == 25  # the page names the step it describes
+    windows = {t: sum(b for b, _ in shapes if b > 1) for t, shapes in forwards.items()}
+    assert max(windows.values()) <= 11  # a sixth of the 64 windows a step, never all
+    assert sum(windows[t] for t in range(25, 31)) == 64
+
+
+def test_the_text_sample_is_spread_and_the_same_text(monkeypatch):
+    _, whole, _ = _gpt_run(monkeypatch, spread=False, steps=8)
+    _, parted, forwards = _gpt_run(monkeypatch, spread=True, steps=8)
+    first = whole[1].meta["sample"]
+    assert first["step"] == 1
+    assert "sample" not in parted[1].meta  # being written: the panel waits for it
+    done = next(t for t, f in parted.items() if "sample" in f.meta)
+    assert done == 6 and parted[6].meta["sample"] == first  # asked at 1, the same words
+    new_tokens = {t: sum(1 for b, _ in shapes if b == 1) for t, shapes in forwards.items()}
+    assert max(new_tokens.values()) <= 10 and sum(new_tokens.values()) == 60  # in 6 runs
+
+
+def test_the_sample_waits_for_an_evaluation_under_way(monkeypatch):
+    """Both are due at step 100: one piece of work in parts at a time, never two a step."""
+    _, frames, forwards = _gpt_run(monkeypatch, spread=True, steps=111)
+    assert "val_loss" in frames[105].scalars  # the evaluation asked at 100 (100-105)
+    assert all(b > 1 for t in range(100, 106) for b, _ in forwards[t])  # no token written
+    assert frames[111].meta["sample"]["step"] == 106  # the sample asked after it, 106-111
+    assert frames[110].meta["sample"]["step"] == 1
+    assert all(b == 1 for t in range(106, 112) for b, _ in forwards[t])
