@@ -22,10 +22,13 @@ from torch import nn
 T = TypeVar("T")
 Parts = Generator[None, None, T]
 
-# A part costs at most about one training step; work that costs no more is done at once.
-# At most MAX_PARTS parts: the result may not lag far behind its step.
-MAX_PART_STEPS = 1.0
-MAX_PARTS = 8
+# Work costing up to AT_ONCE_STEPS training steps is done at once (a pause that short
+# does not hold a class's frames long). Longer work is cut into parts of at most about a
+# third of a step, so a step with a part still fits a play pace the steps alone keep with a
+# third to spare; at most MAX_PARTS, so the result does not lag far behind its step.
+AT_ONCE_STEPS = 2.0
+MAX_PART_STEPS = 1 / 3
+MAX_PARTS = 16
 # A forward pass over the same tokens, as a share of a training step (forward + backward).
 FORWARD_SHARE = 1 / 3
 
@@ -34,7 +37,9 @@ _PENDING: Any = object()  # advance's "not done yet"
 
 def parts_for(cost_in_steps: float) -> int:
     """How many parts a piece of work costing this many training steps is cut into."""
-    return min(MAX_PARTS, max(1, math.ceil(cost_in_steps / MAX_PART_STEPS)))
+    if cost_in_steps <= AT_ONCE_STEPS:
+        return 1
+    return min(MAX_PARTS, math.ceil(cost_in_steps / MAX_PART_STEPS))
 
 
 def frozen_copy(model: nn.Module) -> nn.Module:

@@ -262,12 +262,12 @@ class GPTLab(TrainingLab):
     def _write_sample(self) -> None:
         """A new sample every SAMPLE_EVERY steps, in parts over the frames after it is asked
         (on a copy of the model then): the frames show the last one finished meanwhile."""
+        if self.sampling is None and self.sample and self.t - self.sample[0] < SAMPLE_EVERY:
+            return
+        parts = self._parts()
+        if parts > 1 and (self.arm.evaluating or self.evaluated_t == self.t):
+            return  # one piece of work in parts a step: an evaluation's goes first
         if self.sampling is None:
-            if self.sample is not None and self.t - self.sample[0] < SAMPLE_EVERY:
-                return
-            parts = self._parts()
-            if parts > 1 and (self.arm.evaluating or self.evaluated_t == self.t):
-                return  # one piece of work in parts a step: after the evaluation's
             model = self.model if parts == 1 else frozen_copy(self.model)
             self.sampling = (self.t, self.source.sample_parts(model, self.seed, parts))
         asked, work = self.sampling

@@ -4,6 +4,7 @@ and its result is still the model's at the step it was asked."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import pytest
@@ -11,7 +12,7 @@ import torch
 from torch import nn
 
 import backend.labs.gpt as gpt_lab
-from backend.in_parts import MAX_PARTS, frozen_copy, parts_for
+from backend.in_parts import AT_ONCE_STEPS, MAX_PART_STEPS, MAX_PARTS, frozen_copy, parts_for
 from backend.labs._gpt_params import Params as GPTParams
 from backend.labs.base import LabParams
 from backend.optim import OptimConfig
@@ -97,16 +98,20 @@ def test_a_fork_leaves_an_evaluation_under_way_behind():
 
 
 def test_parts_grow_with_the_work_and_stop_at_the_cap():
-    assert parts_for(0.5) == parts_for(1.0) == 1  # a step's time or less: at once
-    assert parts_for(5.3) == 6
-    assert parts_for(100.0) == MAX_PARTS
+    assert parts_for(0.1) == parts_for(AT_ONCE_STEPS) == 1  # a short pause: at once
+    assert parts_for(AT_ONCE_STEPS + 0.1) == math.ceil((AT_ONCE_STEPS + 0.1) / MAX_PART_STEPS)
+    assert parts_for(1000.0) == MAX_PARTS
 
 
 # -- the gpt lab's text evaluation and sample ---------------------------------------------
 SMALL_BATCH = {"data": "text-en", "n_ctx": 32, "batch": 4}  # 64 windows: 5.3 steps' time
+PARTS = parts_for(64 / 4 / 3)  # its evaluation's parts (each under MAX_PART_STEPS)
+WINDOWS = math.ceil(64 / PARTS)  # held-out windows a part
+TOKENS = math.ceil(60 / PARTS)  # a sample's new tokens a part
+SAMPLE_RUNS = math.ceil(60 / TOKENS)
 
 
-def _gpt_run(monkeypatch, spread: bool, steps: int = 56):
+def _gpt_run(monkeypatch, spread: bool, steps: int):
     """Steps of the text model at batch 4; each step's forwards on frozen copies, by size."""
     made = frozen_copy  # the real ones: a run before may have patched the lab's
     forwards: dict[int, list[tuple[int, int]]] = defaultdict(list)  # step -> [(B, T)]
@@ -128,38 +133,46 @@ def _gpt_run(monkeypatch, spread: bool, steps: int = 56):
 
 
 def test_the_text_evaluation_is_spread_and_exact(monkeypatch):
-    _, whole, _ = _gpt_run(monkeypatch, spread=False)
-    lab, parted, forwards = _gpt_run(monkeypatch, spread=True)
-    assert lab._parts() == 6
+    assert PARTS > 2
+    steps = 50 + PARTS
+    _, whole, _ = _gpt_run(monkeypatch, spread=False, steps=steps)
+    lab, parted, forwards = _gpt_run(monkeypatch, spread=True, steps=steps)
+    assert lab._parts() == PARTS
     vals = {t: f.scalars["val_loss"] for t, f in parted.items() if "val_loss" in f.scalars}
     at_once = {t: f.scalars["val_loss"] for t, f in whole.items() if "val_loss" in f.scalars}
-    assert list(at_once) == [25, 50] and list(vals) == [30, 55]
-    assert vals[30] == pytest.approx(at_once[25], rel=1e-5)
-    assert vals[55] == pytest.approx(at_once[50], rel=1e-5)
-    assert parted[29].meta["eval"] == {}  # under way: nothing half-done is shown
-    assert parted[30].meta["eval"]["step"] == 25  # the page names the step it describes
+    done = [25 + PARTS - 1, 50 + PARTS - 1]  # the step of each one's last part
+    assert list(at_once) == [25, 50] and list(vals) == done
+    assert vals[done[0]] == pytest.approx(at_once[25], rel=1e-5)
+    assert vals[done[1]] == pytest.approx(at_once[50], rel=1e-5)
+    assert parted[done[0] - 1].meta["eval"] == {}  # under way: nothing half-done is shown
+    assert parted[done[0]].meta["eval"]["step"] == 25  # the page names the step it describes
     windows = {t: sum(b for b, _ in shapes if b > 1) for t, shapes in forwards.items()}
-    assert max(windows.values()) <= 11  # a sixth of the 64 windows a step, never all
-    assert sum(windows[t] for t in range(25, 31)) == 64
+    assert max(windows.values()) <= WINDOWS  # a share of the 64 windows a step, never all
+    assert sum(windows[t] for t in range(25, done[0] + 1)) == 64
 
 
 def test_the_text_sample_is_spread_and_the_same_text(monkeypatch):
-    _, whole, _ = _gpt_run(monkeypatch, spread=False, steps=8)
-    _, parted, forwards = _gpt_run(monkeypatch, spread=True, steps=8)
+    steps = SAMPLE_RUNS + 2
+    _, whole, _ = _gpt_run(monkeypatch, spread=False, steps=steps)
+    _, parted, forwards = _gpt_run(monkeypatch, spread=True, steps=steps)
     first = whole[1].meta["sample"]
     assert first["step"] == 1
     assert "sample" not in parted[1].meta  # being written: the panel waits for it
     done = next(t for t, f in parted.items() if "sample" in f.meta)
-    assert done == 6 and parted[6].meta["sample"] == first  # asked at 1, the same words
+    assert done == SAMPLE_RUNS and parted[done].meta["sample"] == first  # asked at 1, same words
     new_tokens = {t: sum(1 for b, _ in shapes if b == 1) for t, shapes in forwards.items()}
-    assert max(new_tokens.values()) <= 10 and sum(new_tokens.values()) == 60  # in 6 runs
+    assert max(new_tokens.values()) <= TOKENS and sum(new_tokens.values()) == 60
 
 
 def test_the_sample_waits_for_an_evaluation_under_way(monkeypatch):
-    """Both are due at step 100: one piece of work in parts at a time, never two a step."""
-    _, frames, forwards = _gpt_run(monkeypatch, spread=True, steps=111)
-    assert "val_loss" in frames[105].scalars  # the evaluation asked at 100 (100-105)
-    assert all(b > 1 for t in range(100, 106) for b, _ in forwards[t])  # no token written
-    assert frames[111].meta["sample"]["step"] == 106  # the sample asked after it, 106-111
-    assert frames[110].meta["sample"]["step"] == 1
-    assert all(b == 1 for t in range(106, 112) for b, _ in forwards[t])
+    """Both are due at step 100: one piece of work in parts a step, the evaluation's first;
+    the sample's parts wait while a later evaluation runs too."""
+    _, frames, forwards = _gpt_run(monkeypatch, spread=True, steps=170)
+    for t, shapes in forwards.items():
+        assert not (any(b > 1 for b, _ in shapes) and any(b == 1 for b, _ in shapes)), t
+    evaluated = 100 + PARTS - 1  # the evaluation asked at 100, in parts up to this step
+    assert "val_loss" in frames[evaluated].scalars
+    steps = [frames[t].meta["sample"]["step"] for t in range(SAMPLE_RUNS, 171)]
+    assert sorted(set(steps)) == [1, evaluated + 1]  # asked after it; nothing half-done shown
+    written = [t for t in range(evaluated + 1, 171) if any(b == 1 for b, _ in forwards[t])]
+    assert len(written) == SAMPLE_RUNS and written[-1] > 125  # it waited for 125's too
