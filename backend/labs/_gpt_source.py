@@ -163,7 +163,7 @@ class TextSource:
         val = total / count
         return {"val_loss": val, "val_ppl": math.exp(min(val, 50.0))}
 
-    def sample_parts(self, model: GPT, seed: int, parts: int) -> Parts[str | None]:
+    def sample_parts(self, model: GPT, seed: int, parts: int) -> Parts[str]:
         """What the model writes from the example's opening (sampled at T = 0.8), its new
         tokens in `parts` runs."""
         per_part = math.ceil(SAMPLE_NEW / parts)

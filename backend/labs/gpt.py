@@ -121,7 +121,7 @@ class GPTLab(TrainingLab):
         self.last_eval: dict[str, float] = {}
         self.eval_t = -CONFIRM_GAP  # step of the latest held-out evaluation
         self.sample: tuple[int, str] | None = None  # (step, text) of the latest text sample
-        self.sampling: tuple[int, Parts[str | None]] | None = None  # (step, parts) under way
+        self.sampling: tuple[int, Parts[str]] | None = None  # (step, parts) under way
         self.evaluated_t = -1  # the step an evaluation in parts last finished
 
     def arms(self) -> list[ArmSpec]:
