@@ -106,6 +106,9 @@ class LiveStreamLab(LinearRegressionLab):
     }
     Params = Params
     tensors = (*LinearRegressionLab.tensors, "curvature")
+    # 20,000 full-batch steps of four weights: at 100 a second the convergence the lab is
+    # about would take minutes; the server still caps it at Settings.max_steps_per_s.
+    play_speed = 2000
 
     # -- the parent's hooks ------------------------------------------------------------------
     def table(self) -> Table:
@@ -144,14 +147,12 @@ class LiveStreamLab(LinearRegressionLab):
 
     def more_scalars(self, scalars: dict[str, float]) -> dict[str, float]:
         with torch.no_grad():
-            err = self.model(self.x) - self.y
-            pred_new = float(self.model(self.x_new)[0])
+            err = self.pred - self.y  # the whole table's prediction, made by _scalars just now
+            mse, max_error, pred_new = torch.stack(
+                [(err**2).mean(), err.abs().max(), self.model(self.x_new)[0]]
+            ).tolist()
         loss = scalars["loss"]
-        out = {
-            "mse": float((err**2).mean()),
-            "max_error": float(err.abs().max()),
-            "pred_new": pred_new,
-        }
+        out = {"mse": mse, "max_error": max_error, "pred_new": pred_new}
         if self.prev_loss and self.prev_loss > 0:
             out["growth"] = loss / self.prev_loss  # ~418 per step on raw at lr 1e-9
         self.prev_loss = loss

@@ -54,6 +54,25 @@ def test_twenty_thousand_epochs_reach_the_book_numbers():
     assert f.meta["optimum_loss"] <= s["mse"]
 
 
+def test_the_default_play_speed_shows_the_convergence_within_seconds(client):
+    """The catalog's play_speed is within the server's cap and the z-scored run gets within
+    2× the closed-form optimum's loss in under 5 s of it (7,839 steps; at the old 100 steps
+    a second that took 78 s, longer than a learner watches)."""
+    from backend.config import Settings
+
+    entry = next(e for e in client.get("/api/labs").json() if e["id"] == "live-stream")
+    speed = entry["play_speed"]
+    assert speed <= Settings().max_steps_per_s
+    lab = LiveStreamLab(Params(), 0, torch.device("cpu"))
+    target = 2 * lab.step(True).meta["optimum_loss"]
+    for n in range(1, 5 * speed + 1):
+        if lab.step(False).scalars["loss"] < target:
+            break
+    else:
+        pytest.fail(f"not within 2x the optimum after {n} steps ({n / speed:.1f} s of play)")
+    assert n / speed < 5, n
+
+
 def test_frames_carry_the_new_stream_and_the_curvatures(client):
     with client.websocket_connect("/ws") as ws:
         open_lab(ws, "live-stream")
