@@ -10,6 +10,8 @@
 // next-token candidates) and one column of those whose last axis is the position (gpt's
 // residual norms): `unslice` puts it back at its index.
 
+import { viewing } from '../components/viewing.js';
+
 export const PHONE = '(max-width: 700px)';
 export const isPhone = () => typeof matchMedia === 'function' && matchMedia(PHONE).matches;
 
@@ -24,17 +26,22 @@ export function subscribeMessage(slice, { low = false, viewer = true } = {}) {
 }
 
 /** Keep the client subscribed to want(); again whenever the selection, the role, the class's
- * quality or the screen width changes. Returns {update} for a lab's own triggers. */
+ * quality, the screen width or the step looked back at changes. A page scrubbed back to a
+ * recorded step is sent everything (a seek's frame is whole). Only the scrubber says so, not
+ * the shown step being behind the newest: a row that arrives while a slow phone draws would
+ * flip it to whole frames for a frame. Returns {update} for a lab's own triggers. */
 export function follow(client, store, want) {
   const update = () => {
-    const msg = subscribeMessage(want(), { low: !!store.get('low'), viewer: store.get('role') !== 'driver' });
+    const past = viewing.get();
+    const slice = past === null ? want() : null;
+    const msg = subscribeMessage(slice, { low: !!store.get('low'), viewer: store.get('role') !== 'driver' });
     // The client skips a repeat and resends it after a reconnect. A page scrubbed back asks
     // for its step again: the frame it shows was cut to the old subscription.
     if (!client.subscribe(msg)) return;
-    const shown = store.get('shownStep');
-    if (Number.isInteger(shown) && shown !== store.get('step')) client.send({ type: 'seek', step: shown });
+    if (past !== null) client.send({ type: 'seek', step: past });
   };
   for (const key of ['layer', 'head', 'low', 'role']) store.on(key, update);
+  viewing.on(update);
   if (typeof matchMedia === 'function') matchMedia(PHONE).addEventListener('change', update);
   update();
   return { update };

@@ -119,8 +119,8 @@ export default function mount(root, ctx) {
   // A phone is sent the layer it shows (the selected one, the head too when one is; a
   // viewer's default: layer 0); a desktop every map (docs/streams.md).
   let last = null; // latest training frame (the subscription's position reads it)
-  const sub = follow(ctx.client, store, () => { // scrubbed back: everything (a seek's frame is whole)
-    if (!isPhone() || (store.get('shownStep') ?? store.get('step')) !== store.get('step')) return null;
+  const sub = follow(ctx.client, store, () => { // (scrubbed back: everything, follow's rule)
+    if (!isPhone()) return null;
     const l = store.get('layer'), h = store.get('head');
     const position = focusIndex(); // the next-token panel shows this position's candidates
     if (Number.isInteger(l)) return { layer: l, head: Number.isInteger(h) ? h : null, position };
