@@ -45,6 +45,9 @@ class Outbox:
         self.scalars_either = False  # ...and takes a frame's header scalars as its row
         self.sent_bytes = 0  # bytes its sender wrote (the class bandwidth figure)
         self.overflowed = False
+        # No published frame until the connection's first `subscribe` (`/ws?...&wait=
+        # subscribe`: a phone's page, whose frames would be whole until then).
+        self.frames_held = False
         self.idle = False  # its sender waits for a wake-up, holding nothing to send
         self.last_frame_t = 0.0  # when its last frame went out (max_fps)
         # Frames and texts sent at once when nothing waits (backend/send_now.py), or None.
@@ -119,6 +122,8 @@ class FrameBus:
 
     def publish_frame(self, data: bytes) -> None:
         for box in self.outboxes:
+            if box.frames_held:
+                continue
             if box.send_now is None or not box.send_now.frame(data):
                 box.put_frame(data)
 

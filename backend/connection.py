@@ -46,6 +46,7 @@ class Connection:
         store: RunStore,
         url_session: str | None = None,
         url_token: str | None = None,
+        wait_subscribe: bool = False,
     ):
         self.ws = ws
         self.sessions = sessions
@@ -66,6 +67,7 @@ class Connection:
         # `/ws?session=ID&token=TOKEN`: joined on connect; an `open` creates ID when free.
         self.url_session = url_session
         self.url_token = url_token
+        self.wait_subscribe = wait_subscribe  # `&wait=subscribe`: subscriptions.hold_frames
         write = ws.scope.get("extensions", {}).get(ws_direct.EXTENSION)
         if write is not None and settings.direct_writes:
             self.box.send_now = SendNow(self, write)
@@ -382,8 +384,10 @@ class Connection:
         if s.share_code and role == "driver":
             subscriptions.watch_class(self)  # the class's bandwidth figure, every 2 s
             self.reply(protocol.Shared(code=s.share_code, url=f"/join/{s.share_code}"))
-        latest = s.timeline.frame_at(s.step)
-        if latest is not None:
+        if self.wait_subscribe:  # its subscription brings the latest frame, cut to it
+            self.wait_subscribe = False
+            subscriptions.hold_frames(self.box, s)
+        elif (latest := s.timeline.frame_at(s.step)) is not None:
             self.box.put_frame(latest)
         polls.on_attach(self, s)  # a late joiner sees the open poll
 

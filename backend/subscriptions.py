@@ -25,9 +25,22 @@ from backend import protocol, view_keys, wire
 from backend.admission import SessionError
 from backend.frame_cut import FULL, WHOLE_META, Kept, Slice, _json, slice_frame
 
-__all__ = ["FULL", "Slice", "apply", "check", "cut", "rates", "slice_frame", "watch_class"]
+__all__ = [
+    "FULL",
+    "Slice",
+    "apply",
+    "check",
+    "cut",
+    "hold_frames",
+    "rates",
+    "slice_frame",
+    "watch_class",
+]
 
 LOW_FPS = 5.0  # quality low: at most this many frames a second
+# `wait=subscribe` without a subscription by then: whole frames (a view that failed to
+# mount). A phone's page subscribed 0.3 s after its first frame here (docs/streams.md).
+WAIT_S = 2.0
 STATS_EVERY_S = 2.0
 # A cut frame leaves its scalars out when the connection was sent its step's row at most
 # this many steps ago (the page keeps ROWS_KEPT in frontend/js/core/client.js, more).
@@ -84,9 +97,26 @@ def check(msg: protocol.Subscribe, session) -> Slice:
     )
 
 
+def hold_frames(box, session) -> None:
+    """No frame for this connection before its first `subscribe` (`/ws?...&wait=subscribe`:
+    a phone's page, which would get whole frames until its view subscribes). A page that
+    has not subscribed after WAIT_S gets whole frames from then on, the latest first."""
+    box.frames_held = True
+    asyncio.get_running_loop().call_later(WAIT_S, _stop_holding, box, session)
+
+
+def _stop_holding(box, session) -> None:
+    if box.frames_held and box in session.bus.outboxes:
+        box.frames_held = False
+        latest = session.timeline.frame_at(session.step)
+        if latest is not None:
+            box.put_frame(latest)
+
+
 def apply(box, msg: protocol.Subscribe, session) -> None:
     """Set a connection's Outbox from a checked `subscribe` (its sender reads them)."""
     sl = check(msg, session)
+    box.frames_held = False  # (joined with wait=subscribe: frames start now, cut)
     box.slice = sl
     box.meta_seen = None  # the next frame carries the whole meta
     box.tensors = None  # the slice's tensor names are applied by `cut`

@@ -43,6 +43,7 @@ def catalog_entry(cls: type[Lab]) -> dict:
         "trains": cls.trains,
         "plays": cls.plays,
         "play_speed": cls.play_speed,
+        "phone_slice": cls.phone_slice,
         "tensors": list(cls.tensors),
         "schema": cls.Params.model_json_schema(),
         # What a class follows of the driver's view: the generic keys and the lab's own.

@@ -198,6 +198,10 @@ class Lab:
     # Settings.max_steps_per_s): a cheap lab whose one step is a small part of learning
     # (mlp-playground: one mini-batch) asks for more, so play shows learning at once.
     play_speed: ClassVar[int] = 100
+    # The page on a phone subscribes to one slice (a layer, a head: frontend/js/core/
+    # subscription.js `follow`). The catalog says so, and such a page joins with
+    # `/ws?...&wait=subscribe`: no frame comes before its subscription (docs/streams.md).
+    phone_slice: ClassVar[bool] = False
     # True: the engine may draw this lab's pictures while the next step's backward pass
     # runs (see docs/architecture.md, "Pictures beside"). A TrainingLab only sets it
     # (backend/trainer.py does the rest); the engine then asks `step(capture, later=True)`

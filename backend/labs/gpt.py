@@ -95,6 +95,7 @@ class GPTLab(TrainingLab):
         "hover": {"type": "int", "min": -1, "max": 4096},
     }
     # The next-token and residual panels draw one position: a phone is sent only it.
+    phone_slice = True  # gpt.js follows the selected layer and head on a phone
     per_position = {
         "tensors": ("next_probs",),
         "meta": ("next_top",),

@@ -24,6 +24,7 @@ class LabInfo(BaseModel):
     # Play/step do something the learner sees: always, never, or when the params match.
     plays: bool | dict[str, Any] = True
     play_speed: int = 100  # the page's default steps a second (the server still caps it)
+    phone_slice: bool = False  # its page on a phone subscribes to one slice (wait=subscribe)
     tensors: list[str]
     params_schema: dict[str, Any] = Field(alias="schema")
     view_keys: dict[str, dict[str, Any]] = {}  # backend/view_keys.py: generic + the lab's

@@ -34,7 +34,8 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
 
     `?session=ID` (with `&token=TOKEN` for the driver) joins that session on connect, and
     an `open` on a connection whose ID is free creates the session under it. The id is in
-    the upgrade URL so a proxy in front of several replicas can route on it."""
+    the upgrade URL so a proxy in front of several replicas can route on it. `&wait=
+    subscribe`: no frame before this connection's first `subscribe` (a phone's page)."""
     state = websocket.app.state
     settings = state.settings
     origin = websocket.headers.get("origin")
@@ -45,7 +46,13 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     await websocket.accept()
     q = websocket.query_params
     conn = Connection(
-        websocket, state.sessions, settings, state.store, q.get("session"), q.get("token")
+        websocket,
+        state.sessions,
+        settings,
+        state.store,
+        q.get("session"),
+        q.get("token"),
+        wait_subscribe=q.get("wait") == "subscribe",
     )
     await conn.run()
 

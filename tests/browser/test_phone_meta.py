@@ -148,3 +148,41 @@ def test_a_phone_keeps_its_slice_while_a_row_is_ahead_of_the_drawn_frame(live_se
     finally:
         tctx.close()
         sctx.close()
+
+
+def test_a_phone_joining_a_playing_class_is_never_sent_a_whole_frame(live_server, browser):
+    """The phone's page joins with `wait=subscribe` (gpt's catalog entry says its page
+    subscribes on a phone): its first frame is already the class's head, cut; before this,
+    2-3 whole frames (~200 KB each on the 6 × 8 model) came before its view subscribed."""
+    tctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+    sctx = browser.new_context(**PHONE, locale="zh-CN")
+    teacher, student = tctx.new_page(), sctx.new_page()
+    errors = []
+    for pg in (teacher, student):
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+    urls = []
+    student.on("websocket", lambda ws: urls.append(ws.url))
+    try:
+        teacher.goto(f"{live_server}/lab.html?lab=gpt&lang=en")
+        teacher.wait_for_function(ROLE.format("driver"))
+        teacher.click("[data-act=share_class]")
+        teacher.wait_for_selector(".share-overlay:not([hidden]) .qr")
+        code = teacher.evaluate("() => window.shaomai.store.get('shareCode')")
+        teacher.click(".share-card .close")
+        teacher.evaluate(
+            "() => { window.shaomai.store.set('layer', 1); window.shaomai.store.set('head', 2); }"
+        )
+        teacher.click("[data-act=play]")
+        teacher.wait_for_function("() => window.shaomai.store.get('step') >= 5")
+        student.goto(f"{live_server}/join/{code}")
+        student.wait_for_function(ROLE.format("viewer"))
+        student.wait_for_function("() => window.shaomai.client.received.frames >= 3")
+        first = student.evaluate("() => window.shaomai.client.received.firstSlice")
+        assert first and first["layer"] == 1 and first["head"] == 2, first
+        assert urls and urls[0].endswith("&wait=subscribe"), urls
+        student.wait_for_function("() => !document.querySelector('.attn-zoom').hidden")
+        teacher.click("[data-act=play]")  # pause
+        assert not errors, errors
+    finally:
+        tctx.close()
+        sctx.close()

@@ -30,6 +30,9 @@ export class LabClient {
     this.retry = 0;
     this.held = null; // [type, msg] kept while held
     this.subscription = null; // the last `subscribe` (core/subscription.js): resent on every `ready`
+    // Ask the server to send no frame before this page's `subscribe` (a phone's view that
+    // follows a slice: its frames would be whole until then). In the upgrade URL.
+    this.waitSubscribe = false;
     this.received = { frames: 0, bytes: 0, tensors: {} }; // frames, their bytes, tensor names seen (tests)
     this.rows = new Map(); // `${run}:${step}` -> that step's scalars, the newest ROWS_KEPT
   }
@@ -108,7 +111,7 @@ export class LabClient {
     // A new session: a fresh id on every try (an earlier try may have made the last one).
     if (!this.session && first?.type === 'open') this.id = newSessionId();
     if (this.session) this.id = this.session;
-    const q = this.id ? `?session=${encodeURIComponent(this.id)}${this.token ? `&token=${encodeURIComponent(this.token)}` : ''}` : '';
+    const q = this.id ? `?session=${encodeURIComponent(this.id)}${this.token ? `&token=${encodeURIComponent(this.token)}` : ''}${this.waitSubscribe ? '&wait=subscribe' : ''}` : '';
     const ws = new WebSocket(this.url + q);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
@@ -125,6 +128,7 @@ export class LabClient {
         const f = decodeFrame(ev.data);
         const r = this.received; // what came over the wire, before unslice expands it
         r.frames += 1;
+        if (r.frames === 1) r.firstSlice = f.slice || null; // (tests: a phone's first frame is cut)
         r.bytes += ev.data.byteLength;
         r.slice = f.slice;
         for (const [n, tn] of Object.entries(f.tensors)) r.tensors[n] = { shape: tn.shape, bytes: tn.sent };

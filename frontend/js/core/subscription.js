@@ -31,7 +31,16 @@ export function subscribeMessage(slice, { low = false, viewer = true } = {}) {
  * the shown step being behind the newest: a row that arrives while a slow phone draws would
  * flip it to whole frames for a frame. Returns {update} for a lab's own triggers. */
 export function follow(client, store, want) {
+  // Changes that land together (a joining phone gets the class's layer, then its head) send
+  // one subscription, at the end of the task: each would bring the latest frame again.
+  let queued = false;
   const update = () => {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(send);
+  };
+  const send = () => {
+    queued = false;
     const past = viewing.get();
     const slice = past === null ? want() : null;
     const msg = subscribeMessage(slice, { low: !!store.get('low'), viewer: store.get('role') !== 'driver' });
