@@ -130,7 +130,9 @@ def test_a_phone_keeps_its_slice_while_a_row_is_ahead_of_the_drawn_frame(live_se
         teacher.click(".share-card .close")
         student.goto(f"{live_server}/join/{code}?lang=en")
         student.wait_for_function(ROLE.format("viewer"))
-        sliced = "() => { const s = window.shaomai.client.subscription; return s && s.layer === 0; }"
+        sliced = (
+            "() => { const s = window.shaomai.client.subscription; return s && s.layer === 0; }"
+        )
         student.wait_for_function(sliced)
         # A row of the next step arrives (the store's step moves on), then something makes
         # the page resubscribe before that step's frame is drawn: here a hovered token.
