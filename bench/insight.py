@@ -110,7 +110,8 @@ WATCH = """
   const arms = (k) => Object.keys(b.s).filter((x) => x.startsWith('arm.') && x.split('.').slice(2).join('.') === k).map((x) => b.s[x]);
   const solved = (m) => /"solved_at":[0-9]/.test(JSON.stringify(m || {}));
   const cond = (s, m) => { try { return !!(__COND__); } catch { return false; } };
-  const rows = (msg) => { for (const r of msg.rows || []) Object.assign(b.s, r); };
+  // The client's rows are {step, values} (frontend/js/core/client.js): their values merge.
+  const rows = (msg) => { for (const r of msg.rows || []) Object.assign(b.s, r.values || {}); };
   c.on('scalars', rows);
   c.on('history', rows);
   c.on('frame', (f) => { if (f.infer || f.replay) return; Object.assign(b.s, f.scalars || {}); b.m = f.meta || b.m; });
