@@ -14,6 +14,7 @@ DeepSeek-V3's counts from the deepseek-v3 preset.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 import torch
@@ -36,7 +37,7 @@ from models.ffn_moe import (
     silu_minimum,
     top_share,
 )
-from models.transformer import Transformer, preset
+from models.transformer import Transformer, TransformerConfig, preset
 
 EVAL_EVERY = 25
 N_EVAL = 64  # held-out windows, drawn once per session
@@ -210,12 +211,7 @@ class FFNMoELab(TrainingLab):
     @torch.no_grad()
     def picture(self, arm: Arm) -> tuple[list[TensorOut], dict[str, Any]]:
         cfg = arm.model.cfg
-        meta: dict[str, Any] = {
-            "param_count": cfg.param_count(),
-            "active_param_count": cfg.active_param_count(),
-            "d_ff": cfg.d_ff,
-            "d_model": cfg.d_model,
-        }
+        meta: dict[str, Any] = dict(counted(cfg))
         tensors: list[TensorOut] = []
         if not moe_layers(arm.model):
             return tensors, meta
@@ -242,7 +238,6 @@ class FFNMoELab(TrainingLab):
         return [TensorOut("act_xs", xs, "f32"), TensorOut("act_curves", ys, "f32")]  # [3, n]
 
     def frame_meta(self) -> dict[str, Any]:
-        qwen, ds = preset("qwen3-0.6b"), preset("deepseek-v3")
         x, y = self.silu_min
         return {
             "tokens": self.ex_tokens,
@@ -250,18 +245,36 @@ class FFNMoELab(TrainingLab):
             "balance_coef": self.params.balance_coef,
             "max_steps": self.max_steps(),
             "silu_min": {"x": x, "y": y},
-            "qwen3": {
-                "d_ff": qwen.d_ff,
-                "d_model": qwen.d_model,
-                "ratio": qwen.d_ff / qwen.d_model,
-            },
-            "deepseek_v3": {
-                "total": ds.param_count(),
-                "active": ds.active_param_count(),
-                "n_experts": ds.n_experts,
-                "top_k": ds.top_k,
-                "shared": int(ds.shared_expert),
-                "dense_layers": ds.dense_layers,
-                "n_layers": ds.n_layers,
-            },
+            **preset_facts(),
         }
+
+
+# Counting walks every layer of a config (DeepSeek-V3: 61) and was half of a frame's picture
+# when asked every frame; the configs are frozen, so each is counted once.
+@functools.cache
+def counted(cfg: TransformerConfig) -> tuple[tuple[str, Any], ...]:
+    """One arm's facts for its frame: total and active parameters, widths."""
+    return (
+        ("param_count", cfg.param_count()),
+        ("active_param_count", cfg.active_param_count()),
+        ("d_ff", cfg.d_ff),
+        ("d_model", cfg.d_model),
+    )
+
+
+@functools.cache
+def preset_facts() -> dict[str, Any]:
+    """Qwen3-0.6B's FFN ratio and DeepSeek-V3's counts, from their presets' configs."""
+    qwen, ds = preset("qwen3-0.6b"), preset("deepseek-v3")
+    return {
+        "qwen3": {"d_ff": qwen.d_ff, "d_model": qwen.d_model, "ratio": qwen.d_ff / qwen.d_model},
+        "deepseek_v3": {
+            "total": ds.param_count(),
+            "active": ds.active_param_count(),
+            "n_experts": ds.n_experts,
+            "top_k": ds.top_k,
+            "shared": int(ds.shared_expert),
+            "dense_layers": ds.dense_layers,
+            "n_layers": ds.n_layers,
+        },
+    }
