@@ -14,7 +14,6 @@ import { classroom, keepRestoreToken, restoreToken } from './classroom.js';
 import { ago, banner, errorSentence, labelOf, linkRefused, note, notice, serverWhy, toast } from './core/notices.js';
 import { announcer, stepRate } from './components/liveReadouts.js';
 import { viewing } from './components/viewing.js';
-import { isPhone } from './core/subscription.js';
 import { lastRun, forgetRun, latestSaved, rememberRun } from './core/runs.js';
 import { presenter, presenterSheet } from './presenter.js';
 import { polls } from './polls.js';
@@ -54,7 +53,7 @@ async function main() {
   for (const k of Object.keys(long)) if (!(k in ((info.schema && info.schema.properties) || {}))) delete long[k];
   const store = createStore({ run: null, params: { ...defaults, ...long, ...url.params }, seed: url.seed, role: null, state: 'paused', step: 0 });
   const client = new LabClient();
-  client.waitSubscribe = !!info.phone_slice && isPhone(); // docs/streams.md: a phone joining
+  client.phoneSlice = !!info.phone_slice; // docs/streams.md, "A phone joining a playing class"
   const openMsg = () => ({ type: 'open', lab: labId, params: store.get('params'), seed: store.get('seed') });
   const urlKey = () => JSON.stringify([store.get('params'), store.get('seed')]);
   // The driver's session, for a reload of the same URL: rejoined, not opened again. Not in

@@ -3,12 +3,11 @@ the class's bytes/s and flips low bandwidth, which halves the phone's maps."""
 
 import pytest
 
+from tests.browser.shared_class import ROLE, gpt_class
 from tests.conftest import ARTIFACTS, screenshot
 
 pytestmark = pytest.mark.browser
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
-ROLE = "() => window.shaomai && window.shaomai.store.get('role') === '{}'"
 RECEIVED = "() => window.shaomai.client.received"
 RESET = (
     "() => { const r = window.shaomai.client.received; r.frames = 0; r.bytes = 0; r.tensors = {}; }"
@@ -31,21 +30,9 @@ def _frames_after_reset(student, teacher, n=2):
 def test_a_phone_gets_its_map_and_the_teacher_sees_and_lowers_the_class_bandwidth(
     live_server, browser
 ):
-    tctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
-    sctx = browser.new_context(**PHONE, locale="zh-CN")
-    teacher, student = tctx.new_page(), sctx.new_page()
-    errors = []
-    for pg in (teacher, student):
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        teacher.goto(f"{live_server}/lab.html?lab=gpt&lang=en")
-        teacher.wait_for_function(ROLE.format("driver"))
+    with gpt_class(live_server, browser, "zh-CN") as (teacher, student, code, errors):
         teacher.click("[data-act=step10]")
         teacher.wait_for_function("() => window.shaomai.store.get('step') === 10")
-        teacher.click("[data-act=share_class]")
-        teacher.wait_for_selector(".share-overlay:not([hidden]) .qr")
-        code = teacher.evaluate("() => window.shaomai.store.get('shareCode')")
-        teacher.click(".share-card .close")
         teacher.evaluate(
             "() => { window.shaomai.store.set('layer', 1); window.shaomai.store.set('head', 2); }"
         )
@@ -144,6 +131,3 @@ def test_a_phone_gets_its_map_and_the_teacher_sees_and_lowers_the_class_bandwidt
         teacher.screenshot(path=str(ARTIFACTS / "class-bandwidth-share-zh-phone.png"))  # the screen
         assert teacher.evaluate("() => document.documentElement.scrollWidth") <= 390
         assert not errors, errors
-    finally:
-        tctx.close()
-        sctx.close()

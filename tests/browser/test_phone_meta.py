@@ -5,10 +5,10 @@ facts, frame after frame, and again after a reload."""
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from tests.browser.shared_class import ROLE, gpt_class
+
 pytestmark = pytest.mark.browser
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
-ROLE = "() => window.shaomai && window.shaomai.store.get('role') === '{}'"
 SIDE = "() => document.querySelector('.gpt-attn-side').innerText"
 STEP = "() => window.shaomai.store.get('step')"
 RESID = "() => document.querySelector('.gpt-resid').innerText"
@@ -49,19 +49,7 @@ def _same_resid(teacher, student):
 
 
 def test_a_phone_sent_meta_only_when_it_changed_draws_what_the_teacher_draws(live_server, browser):
-    tctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
-    sctx = browser.new_context(**PHONE, locale="en-US")
-    teacher, student = tctx.new_page(), sctx.new_page()
-    errors = []
-    for pg in (teacher, student):
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        teacher.goto(f"{live_server}/lab.html?lab=gpt&lang=en")
-        teacher.wait_for_function(ROLE.format("driver"))
-        teacher.click("[data-act=share_class]")
-        teacher.wait_for_selector(".share-overlay:not([hidden]) .qr")
-        code = teacher.evaluate("() => window.shaomai.store.get('shareCode')")
-        teacher.click(".share-card .close")
+    with gpt_class(live_server, browser) as (teacher, student, code, errors):
         student.goto(f"{live_server}/join/{code}?lang=en")
         student.wait_for_function(ROLE.format("viewer"))
         student.wait_for_function(
@@ -105,9 +93,6 @@ def test_a_phone_sent_meta_only_when_it_changed_draws_what_the_teacher_draws(liv
         teacher.wait_for_function("() => window.shaomai.store.get('step') >= 50")
         _same_side(teacher, student)
         assert not errors, errors
-    finally:
-        tctx.close()
-        sctx.close()
 
 
 def test_a_phone_keeps_its_slice_while_a_row_is_ahead_of_the_drawn_frame(live_server, browser):
@@ -115,25 +100,15 @@ def test_a_phone_keeps_its_slice_while_a_row_is_ahead_of_the_drawn_frame(live_se
     frame: low bandwidth, or more steps than frames a second). The phone stays on its slice
     then; only the scrubber's past step asks for everything (it used to flip to whole
     frames, ~200 KB each on the 6 × 8 model, whenever the shown step was behind)."""
-    tctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
-    sctx = browser.new_context(**PHONE, locale="en-US")
-    teacher, student = tctx.new_page(), sctx.new_page()
-    errors = []
-    for pg in (teacher, student):
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        teacher.goto(f"{live_server}/lab.html?lab=gpt&lang=en")
-        teacher.wait_for_function(ROLE.format("driver"))
-        teacher.click("[data-act=share_class]")
-        teacher.wait_for_selector(".share-overlay:not([hidden]) .qr")
-        code = teacher.evaluate("() => window.shaomai.store.get('shareCode')")
-        teacher.click(".share-card .close")
+    with gpt_class(live_server, browser) as (teacher, student, code, errors):
         student.goto(f"{live_server}/join/{code}?lang=en")
         student.wait_for_function(ROLE.format("viewer"))
         sliced = (
             "() => { const s = window.shaomai.client.subscription; return s && s.layer === 0; }"
         )
         student.wait_for_function(sliced)
+        # (its first frame, which comes after that subscription, drawn)
+        student.wait_for_function("() => Number.isInteger(window.shaomai.store.get('shownStep'))")
         # A row of the next step arrives (the store's step moves on), then something makes
         # the page resubscribe before that step's frame is drawn: here a hovered token.
         student.evaluate(
@@ -147,30 +122,15 @@ def test_a_phone_keeps_its_slice_while_a_row_is_ahead_of_the_drawn_frame(live_se
         student.wait_for_function("() => window.shaomai.store.get('shownStep') >= 10")
         assert student.evaluate("() => window.shaomai.client.received.slice.layer") == 0
         assert not errors, errors
-    finally:
-        tctx.close()
-        sctx.close()
 
 
 def test_a_phone_joining_a_playing_class_is_never_sent_a_whole_frame(live_server, browser):
     """The phone's page joins with `wait=subscribe` (gpt's catalog entry says its page
     subscribes on a phone): its first frame is already the class's head, cut; before this,
     2-3 whole frames (~200 KB each on the 6 × 8 model) came before its view subscribed."""
-    tctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
-    sctx = browser.new_context(**PHONE, locale="zh-CN")
-    teacher, student = tctx.new_page(), sctx.new_page()
-    errors = []
-    for pg in (teacher, student):
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-    urls = []
-    student.on("websocket", lambda ws: urls.append(ws.url))
-    try:
-        teacher.goto(f"{live_server}/lab.html?lab=gpt&lang=en")
-        teacher.wait_for_function(ROLE.format("driver"))
-        teacher.click("[data-act=share_class]")
-        teacher.wait_for_selector(".share-overlay:not([hidden]) .qr")
-        code = teacher.evaluate("() => window.shaomai.store.get('shareCode')")
-        teacher.click(".share-card .close")
+    with gpt_class(live_server, browser, "zh-CN") as (teacher, student, code, errors):
+        urls = []
+        student.on("websocket", lambda ws: urls.append(ws.url))
         teacher.evaluate(
             "() => { window.shaomai.store.set('layer', 1); window.shaomai.store.set('head', 2); }"
         )
@@ -185,6 +145,3 @@ def test_a_phone_joining_a_playing_class_is_never_sent_a_whole_frame(live_server
         student.wait_for_function("() => !document.querySelector('.attn-zoom').hidden")
         teacher.click("[data-act=play]")  # pause
         assert not errors, errors
-    finally:
-        tctx.close()
-        sctx.close()

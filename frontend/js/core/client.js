@@ -3,7 +3,7 @@
 // on every (re)connect, so a proxy in front of several replicas can route on it; a new
 // session's id is made here (128 random bits) and its `open` creates the session under it.
 import { decodeFrame, num } from './frame.js';
-import { unslice } from './subscription.js';
+import { isPhone, unslice } from './subscription.js';
 
 // Scalar rows kept by run and step: a cut frame without its scalars (`slice.scalars: "row"`)
 // takes them from its step's row, which the server sends first (backend/subscriptions.py:
@@ -30,9 +30,9 @@ export class LabClient {
     this.retry = 0;
     this.held = null; // [type, msg] kept while held
     this.subscription = null; // the last `subscribe` (core/subscription.js): resent on every `ready`
-    // Ask the server to send no frame before this page's `subscribe` (a phone's view that
-    // follows a slice: its frames would be whole until then). In the upgrade URL.
-    this.waitSubscribe = false;
+    // The lab's page subscribes to a slice on a phone (its catalog's `phone_slice`): a phone
+    // then asks, in the upgrade URL, for no frame before its `subscribe` (whole until then).
+    this.phoneSlice = false;
     this.received = { frames: 0, bytes: 0, tensors: {} }; // frames, their bytes, tensor names seen (tests)
     this.rows = new Map(); // `${run}:${step}` -> that step's scalars, the newest ROWS_KEPT
   }
@@ -111,7 +111,7 @@ export class LabClient {
     // A new session: a fresh id on every try (an earlier try may have made the last one).
     if (!this.session && first?.type === 'open') this.id = newSessionId();
     if (this.session) this.id = this.session;
-    const q = this.id ? `?session=${encodeURIComponent(this.id)}${this.token ? `&token=${encodeURIComponent(this.token)}` : ''}${this.waitSubscribe ? '&wait=subscribe' : ''}` : '';
+    const q = this.id ? `?session=${encodeURIComponent(this.id)}${this.token ? `&token=${encodeURIComponent(this.token)}` : ''}${this.phoneSlice && isPhone() ? '&wait=subscribe' : ''}` : '';
     const ws = new WebSocket(this.url + q);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
