@@ -94,8 +94,8 @@ class GPTLab(TrainingLab):
         "head": {"type": "int", "min": 0, "max": 7, "below": "n_heads"},
         "hover": {"type": "int", "min": -1, "max": 4096},
     }
-    # The next-token and residual panels draw one position: a phone is sent only it.
     phone_slice = True  # gpt.js follows the selected layer and head on a phone
+    # The next-token and residual panels draw one position: a phone is sent only it.
     per_position = {
         "tensors": ("next_probs",),
         "meta": ("next_top",),
