@@ -387,8 +387,8 @@ class Connection:
         if self.wait_subscribe:  # its subscription brings the latest frame, cut to it
             self.wait_subscribe = False
             subscriptions.hold_frames(self.box, s)
-        elif (latest := s.timeline.frame_at(s.step)) is not None:
-            self.box.put_frame(latest)
+        else:
+            subscriptions.put_latest(self.box, s)
         polls.on_attach(self, s)  # a late joiner sees the open poll
 
     def _detach(self) -> None:

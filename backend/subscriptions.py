@@ -32,6 +32,7 @@ __all__ = [
     "check",
     "cut",
     "hold_frames",
+    "put_latest",
     "rates",
     "slice_frame",
     "watch_class",
@@ -108,9 +109,14 @@ def hold_frames(box, session) -> None:
 def _stop_holding(box, session) -> None:
     if box.frames_held and box in session.bus.outboxes:
         box.frames_held = False
-        latest = session.timeline.frame_at(session.step)
-        if latest is not None:
-            box.put_frame(latest)
+        put_latest(box, session)
+
+
+def put_latest(box, session) -> None:
+    """The session's newest recorded frame to this connection (a joiner, a new slice)."""
+    latest = session.timeline.frame_at(session.step)
+    if latest is not None:
+        box.put_frame(latest)
 
 
 def apply(box, msg: protocol.Subscribe, session) -> None:
@@ -124,9 +130,7 @@ def apply(box, msg: protocol.Subscribe, session) -> None:
     box.scalars_either = msg.scalars == "either"  # a frame's header scalars are its row
     fps = msg.max_fps
     box.max_fps = min(fps or LOW_FPS, LOW_FPS) if sl.quality == "low" else fps
-    latest = session.timeline.frame_at(session.step)
-    if latest is not None:  # the new slice now, not at the next step (a paused teacher)
-        box.put_frame(latest)
+    put_latest(box, session)  # the new slice now, not at the next step (a paused teacher)
 
 
 # -- cutting ---------------------------------------------------------------------------------
