@@ -152,6 +152,7 @@ class LinearAttentionLab(MaskedTask, TrainingLab):
     }
     Params = Params
     eval_every = EVAL_EVERY
+    parallel_arms = True  # each arm's loss and evaluation read its model and the fixed data
     stream_lr = True
     tensors = ("arm.*.blocks.*.attn.hook_pattern", "memory.plain", "memory.delta")
 

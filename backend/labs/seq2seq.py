@@ -154,6 +154,7 @@ class Seq2SeqLab(TrainingLab):
     Input = Probe
     eval_every = EVAL_EVERY
     clip_norm = CLIP
+    parallel_arms = True  # each arm's loss and evaluation read its model and the fixed data
     tensors = ("arm.*.alignment", "arm.*.acc_by_len")
 
     # -- declared -------------------------------------------------------------------------

@@ -118,6 +118,7 @@ class SparseAttentionLab(MaskedTask, TrainingLab):
     }
     Params = Params
     eval_every = EVAL_EVERY
+    parallel_arms = True  # each arm's loss and evaluation read its model and the fixed data
     pictures_later = True  # the picture reads only the weights and the held-out batch
     stream_lr = True
     tensors = (

@@ -10,17 +10,33 @@ import pytest
 import torch
 
 from backend import worker
-from backend.labs import ffn_moe, norms
+from backend.labs import ffn_moe, linear_attention, norms, seq2seq, sparse_attention
 from backend.session_worker import SPREAD_CONNECTIONS
 from backend.side_by_side import side_by_side
 from tests.wsutil import joined_viewers, open_lab, step
 
 
+LABS = {
+    ffn_moe: ffn_moe.FFNMoELab,
+    norms: norms.NormsLab,
+    seq2seq: seq2seq.Seq2SeqLab,
+    linear_attention: linear_attention.LinearAttentionLab,
+    sparse_attention: sparse_attention.SparseAttentionLab,
+}
+# An evaluation's scalar of each lab's last arm: it ran side by side too.
+EVALUATED = {
+    ffn_moe: "arm.3.val_loss",
+    norms: "arm.3.held_loss",
+    seq2seq: "arm.1.seq_acc",
+    linear_attention: "arm.3.acc_rebound",
+    sparse_attention: "arm.4.first_mass",
+}
+
+
 def _trained(parallel: bool, steps: int = 26, mod=ffn_moe):
     """The lab after `steps` steps (a frame every 10th), its scalars rows, the threads that
     ran its arms' losses."""
-    lab_class = {ffn_moe: ffn_moe.FFNMoELab, norms: norms.NormsLab}[mod]
-    lab = lab_class(mod.Params(steps=100), 0, torch.device("cpu"))
+    lab = LABS[mod](mod.Params(steps=100), 0, torch.device("cpu"))
     lab.parallel_arms = parallel
     threads: set[str] = set()
     loss = lab.loss
@@ -34,15 +50,14 @@ def _trained(parallel: bool, steps: int = 26, mod=ffn_moe):
     return lab, rows, threads
 
 
-@pytest.mark.parametrize("mod", [ffn_moe, norms], ids=["ffn-moe", "norms"])
+@pytest.mark.parametrize("mod", list(LABS), ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_side_by_side_arms_give_the_numbers_of_arms_one_after_another(mod):
     torch.set_num_threads(1)
     par, par_rows, par_threads = _trained(True, mod=mod)
     seq, seq_rows, seq_threads = _trained(False, mod=mod)
     assert len(par_threads) == 2 and len(seq_threads) == 1
     assert par_rows == seq_rows  # every arm's loss, evaluation and lab scalars: bitwise
-    evaluated = {ffn_moe: "arm.3.val_loss", norms: "arm.3.held_loss"}[mod]
-    assert any(evaluated in row for row in par_rows)  # an evaluation ran side by side too
+    assert any(EVALUATED[mod] in row for row in par_rows)  # an evaluation ran side by side
     for a, b in zip(par.arm_list, seq.arm_list, strict=True):
         mine, theirs = a.model.state_dict(), b.model.state_dict()
         assert mine.keys() == theirs.keys()
