@@ -15,7 +15,6 @@ from backend.session_worker import SPREAD_CONNECTIONS
 from backend.side_by_side import side_by_side
 from tests.wsutil import joined_viewers, open_lab, step
 
-
 LABS = {
     ffn_moe: ffn_moe.FFNMoELab,
     norms: norms.NormsLab,
