@@ -215,9 +215,14 @@ export default function mount(root, ctx) {
     );
   }
 
+  let cacheKey = null; // the cache curves are measured once per model: redrawn when they change
   function drawCache() {
     const m = last.meta;
     const n = m.decode_tokens;
+    const key = JSON.stringify([n, document.documentElement.lang, ...m.arms.map((a) =>
+      [a.label, a.decode_bytes, a.kv_bytes_per_token, a.state_bytes, a.flops_per_token])]);
+    if (key === cacheKey) return;
+    cacheKey = key;
     setText(cacheHint, t('la.cache_hint', { n }));
     const data = m.arms.map((a, i) => ({
       type: 'scatter', mode: 'lines', name: a.label,
