@@ -102,6 +102,19 @@ export function throttleCost(fn) {
   };
 }
 
+/**
+ * Plotly.react only when the chart's data or layout changed since its last draw: a chart of
+ * something measured once (a model's cache sizes) or every evaluation (per-layer statistics)
+ * is otherwise redrawn at every frame for nothing. True when it drew.
+ */
+export function reactIfChanged(P, gd, data, layout, config = CONFIG) {
+  const key = JSON.stringify([data, layout]);
+  if (gd.dataset.drawnKey === key) return false;
+  gd.dataset.drawnKey = key;
+  P.react(gd, data, layout, config);
+  return true;
+}
+
 export const finite = (v) => typeof v === 'number' && Number.isFinite(v);
 
 export function fmt(v, digits = 4) {

@@ -10,7 +10,7 @@ import { setText, el, add } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
-import { baseLayout, COLORS, CONFIG, fmt, whenPlotly } from '../components/plot.js';
+import { baseLayout, COLORS, fmt, reactIfChanged, whenPlotly } from '../components/plot.js';
 
 addStrings({
   en: {
@@ -215,14 +215,9 @@ export default function mount(root, ctx) {
     );
   }
 
-  let cacheKey = null; // the cache curves are measured once per model: redrawn when they change
   function drawCache() {
     const m = last.meta;
     const n = m.decode_tokens;
-    const key = JSON.stringify([n, document.documentElement.lang, ...m.arms.map((a) =>
-      [a.label, a.decode_bytes, a.kv_bytes_per_token, a.state_bytes, a.flops_per_token])]);
-    if (key === cacheKey) return;
-    cacheKey = key;
     setText(cacheHint, t('la.cache_hint', { n }));
     const data = m.arms.map((a, i) => ({
       type: 'scatter', mode: 'lines', name: a.label,
@@ -235,7 +230,7 @@ export default function mount(root, ctx) {
       yaxis: { title: { text: t('la.bytes') }, rangemode: 'tozero' },
       legend: { orientation: 'h', y: 1.12 },
     });
-    whenPlotly((P) => P.react(pCache.chart, data, layout, CONFIG));
+    whenPlotly((P) => reactIfChanged(P, pCache.chart, data, layout)); // measured once per model
     cacheTable.replaceChildren(
       row('th', [t('la.arm'), t('la.per_token'), t('la.state'), t('la.measured', { n }), t('la.flops', { n })]),
       ...m.arms.map((a) => {

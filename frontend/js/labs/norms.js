@@ -9,7 +9,7 @@ import { addStrings, t } from '../core/i18n.js';
 import { add, el, setText } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { panel } from '../components/panel.js';
-import { baseLayout, COLORS, CONFIG, whenPlotly } from '../components/plot.js';
+import { baseLayout, COLORS, reactIfChanged, whenPlotly } from '../components/plot.js';
 import { tryBar } from '../components/tryBar.js';
 
 export const stylesheet = '/css/labs/norms.css';
@@ -141,7 +141,7 @@ export default function mount(root, ctx) {
       data.push({ type: 'scatter', mode: 'lines+markers', x: a.stages, y: a.init_grad, name: `${a.label} · ${t('norms.init')}`, line: { color: color(i), dash: 'dash', width: 1.5 }, marker: { size: 5 } });
       if (a.grad_now && a.grad_now.length) data.push({ type: 'scatter', mode: 'lines+markers', x: a.stages, y: a.grad_now, name: `${a.label} · ${t('norms.now')}`, line: { color: color(i), width: 2 }, marker: { size: 6 } });
     });
-    P.react(pGrad.chart, data, layout('‖g‖', true, ''), CONFIG);
+    reactIfChanged(P, pGrad.chart, data, layout('‖g‖', true, ''));
   }
 
   function drawLogit(P, m) {
@@ -153,7 +153,7 @@ export default function mount(root, ctx) {
     });
     // Early on a layer's largest q·k can be negative: a log axis would drop it.
     const positive = m.arms.every((a) => a.max_logit.every((v) => v > 0));
-    P.react(pLogit.chart, data, layout('q·k/√d', positive, ''), CONFIG);
+    reactIfChanged(P, pLogit.chart, data, layout('q·k/√d', positive, '')); // new every evaluation
     const c = m.cited;
     setText(cited, t('norms.cited', { v: c.max_logit, layer: c.layer, stack: t(`norms.${c.stack}`) }));
   }
@@ -163,7 +163,7 @@ export default function mount(root, ctx) {
     const x = layerNames(n);
     const data = m.arms.map((a, i) => ({ type: 'scatter', mode: 'lines+markers', x, y: a.entropy, name: a.label, line: { color: color(i), width: 2 } }));
     data.push({ type: 'scatter', mode: 'lines', x, y: x.map(() => m.uniform_entropy), name: t('norms.uniform'), line: { color: '#8a8f98', dash: 'dot', width: 1.5 } });
-    P.react(pEnt.chart, data, layout('nats', false, ''), CONFIG);
+    reactIfChanged(P, pEnt.chart, data, layout('nats', false, ''));
   }
 
   function draw() {
