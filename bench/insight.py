@@ -8,18 +8,24 @@ page lets a learner press it. The effect is a condition on what the lab trained 
 latest frame's and scalar rows' values, or its meta), never a timer: INSIGHT below, one
 entry per lab. A lab without training gets None there and only (1).
 
+Beside each figure, the server alone to the same step (no page: bench/insight_alone.py),
+since here the page and the server share two cores.
+
 `.venv/bin/python -m bench --only insight` runs it inside the bench table;
-`.venv/bin/python -m bench.insight [lab ...]` runs some labs and prints markdown rows.
+`.venv/bin/python -m bench.insight [--runs N] [lab ...]` runs some labs (each N times, the
+median kept) and prints markdown rows.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 import urllib.request
 
 from bench.browser import chromium, new_page, wait_js
+from bench.insight_alone import seconds_to_step
 from bench.report import Figure, Result
 from bench.server import Server
 
@@ -188,12 +194,30 @@ SERVER_ENV = {  # one visitor opening a page per lab: a class's caps would refus
 }
 
 
-def measure_all(only: list[str] | None = None) -> list[dict]:
+def _median(rows: list[dict], key: str) -> dict:
+    """The run whose `key` is the median (a run without one counts as the slowest)."""
+    ranked = sorted(rows, key=lambda r: math.inf if r.get(key) is None else r[key])
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def measure_all(only: list[str] | None = None, runs: int = 1) -> list[dict]:
+    """Every lab (or those in `only`) `runs` times in Chromium, the median run kept (this
+    machine's figures vary ±20% from one run to the next), then the server alone to the
+    step where that run saw the effect, as many times, its median."""
     with Server(SERVER_ENV, name="insight") as srv, chromium() as browser:
         labs = [lab for lab in catalog(srv.url) if not only or lab["id"] in only]
         rows = []
         for lab in labs:
-            row = measure(browser, srv.url, lab)
+            tries = [measure(browser, srv.url, lab) for _ in range(runs)]
+            row = _median(tries, "insight_s")
+            row["runs"] = [r["insight_s"] for r in tries]
+            if row["insight_s"] is not None:
+                speed = lab.get("play_speed", 100)
+                alone = [
+                    seconds_to_step(srv.ws_url, srv.url, lab["id"], row["step"], speed, PER_LAB_S)
+                    for _ in range(runs)
+                ]
+                row["alone_s"] = _median([{"s": a} for a in alone], "s")["s"]
             logging.warning("insight %s", json.dumps(row, default=str)[:400])
             rows.append(row)
         return rows
@@ -209,13 +233,14 @@ def markdown(rows: list[dict]) -> str:
         return "–" if v is None else f"{v:.1f}"
 
     lines = [
-        "| lab | first frame s | insight s | at step | condition |",
-        "|---|---|---|---|---|",
+        "| lab | first frame s | insight s | server alone s | at step | condition |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         cond = describe(r["lab"]) + (f" — {r['note']}" if r["note"] else "")
         step = r.get("step", "–") if INSIGHT.get(r["lab"]) else "–"
-        cells = [f"`{r['lab']}`", s(r["first_s"]), s(r["insight_s"]), str(step), cond]
+        cells = [f"`{r['lab']}`", s(r["first_s"]), s(r["insight_s"]), s(r.get("alone_s"))]
+        cells += [str(step), cond]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -236,11 +261,17 @@ def run(opts) -> Result:
                     note=(r["note"] or f"step {r.get('step')}: {describe(r['lab'])}")[:60],
                 )
             )
+        if r.get("alone_s") is not None:  # what the server alone takes (bench/insight_alone.py)
+            res.figures.append(Figure(S, f"{r['lab']} server alone", r["alone_s"], "s"))
     return res
 
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)
-    found = measure_all(sys.argv[1:] or None)
+    args = sys.argv[1:]
+    n = 1
+    if args[:1] == ["--runs"]:
+        n, args = int(args[1]), args[2:]
+    found = measure_all(args or None, n)
     print(markdown(found))
     print(json.dumps(found, indent=1, default=str))
