@@ -28,7 +28,7 @@ class LabInfo(BaseModel):
     tensors: list[str]
     params_schema: dict[str, Any] = Field(alias="schema")
     view_keys: dict[str, dict[str, Any]] = {}  # backend/view_keys.py: generic + the lab's
-    experiments: list[dict[str, Any]] = []  # "try this next" (backend/labs/experiments.py)
+    experiments: list[dict[str, Any]] = []  # "try this next" (backend/labs/experiments/)
 
 
 @router.get("/labs")

@@ -1,4 +1,4 @@
-"""'Try this next' (backend/labs/experiments.py): every lab has 2-3 real experiments whose
+"""'Try this next' (backend/labs/experiments/): every lab has 2-3 real experiments whose
 params its schema takes, and the catalog serves them with the lab's info."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // "Try this next": the lab's two or three experiments (served with its info, from
-// backend/labs/experiments.py) as buttons under the view. A click sends the experiment's
+// backend/labs/experiments/) as buttons under the view. A click sends the experiment's
 // params through ctx.setParams, the same `set` the params form sends, so the server
 // validates it; the sentence "watch: ..." says what to look at. Only the driver sees it.
 // A view that draws its own try row (tryBar) keeps it, and this row stays away.
