@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+from typing import Any
 
 from backend import wire
 from backend.worker import BUILDS, manual_seed, step_gate
@@ -26,7 +27,7 @@ SPREAD_CONNECTIONS = 4
 class WorkerSide:
     """Mixed into Session, whose attributes it uses: lab, lab_cls, params, seed, device,
     settings, epoch, bus, _loop, _stop, _pacer, _speed, _wstep, _framed_step, _unsent,
-    _reported_at, _submitted, _started, _extra and _report."""
+    _reported_at, _submitted, _started, _report and _publish_frame."""
 
     def _build(self, state: dict | None = None, step: int = 0) -> None:
         with BUILDS:  # in arrival order, a core at a time (backend/worker.py)
@@ -37,6 +38,34 @@ class WorkerSide:
                 self.lab.load_state_dict(state)
             self._wstep = step
             self._snapshot(self.epoch)
+
+    def _extra(self, epoch: int, **more: Any) -> dict[str, Any]:
+        """Header fields of a frame this session encodes (run; t when frame_clock is on)."""
+        out: dict[str, Any] = {**more, "run": epoch}
+        if self.settings.frame_clock:
+            out["t"] = round(time.time(), 4)
+        return out
+
+    def _update_live(self, params) -> None:
+        self.lab.update_live(params)
+
+    def _infer(self, data: dict[str, Any], epoch: int) -> float | None:
+        """Publish each frame of the lab's answer; returns the loss of the last one that
+        advanced the run (a training step taken by hand), if any."""
+        loss = None
+        for frame in self.lab.infer(data):
+            if frame.advanced:  # a training step taken by hand: recorded like any step
+                self._wstep += 1
+                self._framed_step = self._wstep
+                loss = frame.scalars.get("loss", 0.0)
+            frame.step = self._wstep
+            buf = wire.encode(frame, self._extra(epoch, infer=True))
+            if frame.advanced:
+                report = (self._report, epoch, [(self._wstep, frame.scalars)])
+                self._loop.call_soon_threadsafe(*report, (self._wstep, buf))
+            else:
+                self._loop.call_soon_threadsafe(self._publish_frame, buf)
+        return loss
 
     def _copy_state(self) -> dict:
         return copy.deepcopy(self.lab.state_dict())

@@ -85,13 +85,6 @@ class Session(WorkerSide):
         self.share_code: str | None = None
 
     # -- plumbing -------------------------------------------------------------------------
-    def _extra(self, epoch: int, **more: Any) -> dict[str, Any]:
-        """Header fields of a frame this session encodes (run; t when frame_clock is on)."""
-        out: dict[str, Any] = {**more, "run": epoch}
-        if self.settings.frame_clock:
-            out["t"] = round(time.time(), 4)
-        return out
-
     async def _work(self, fn, *args):
         self._works += 1  # activity: a pending idle trim is off
         return await self._loop.run_in_executor(self._executor, fn, *args)
@@ -149,6 +142,10 @@ class Session(WorkerSide):
         else:
             self.step = rows[-1][0]
             self.bus.poke()
+
+    def _publish_frame(self, data: bytes) -> None:
+        """Loop thread: a frame that is no step of the run (an inference), to every viewer."""
+        self.bus.publish_frame(data)
 
     # -- commands (loop-side) -------------------------------------------------------------
     async def start(
@@ -313,7 +310,7 @@ class Session(WorkerSide):
         live = changed <= self.lab_cls.live_fields() and self.state not in ("diverged", "error")
         self.params = params
         if live:
-            await self._guard(self._command(self.lab.update_live, params))
+            await self._guard(self._command(self._update_live, params))
             # The new picture; the scalars already recorded for this step stay as they were.
             await self._guard(self._command(self._snapshot, self.epoch, self.step == 0))
         else:
@@ -332,27 +329,9 @@ class Session(WorkerSide):
             self._check_can_run()
 
         epoch = self.epoch
-
-        def run() -> float | None:
-            """Publish each frame; returns the loss of the last one that advanced, if any."""
-            loss = None
-            for frame in self.lab.infer(data):
-                if frame.advanced:  # a training step taken by hand: recorded like any step
-                    self._wstep += 1
-                    self._framed_step = self._wstep
-                    loss = frame.scalars.get("loss", 0.0)
-                frame.step = self._wstep
-                buf = wire.encode(frame, self._extra(epoch, infer=True))
-                if frame.advanced:
-                    report = (self._report, epoch, [(self._wstep, frame.scalars)])
-                    self._loop.call_soon_threadsafe(*report, (self._wstep, buf))
-                else:
-                    self._loop.call_soon_threadsafe(self.bus.publish_frame, buf)
-            return loss
-
-        loss = await self._guard(self._command(run))
+        loss = await self._guard(self._command(self._infer, data, epoch))
         if loss is not None and epoch == self.epoch:  # the run moved: say so (step, scrubber)
-            if self.lab.trains and not math.isfinite(loss):
+            if self.lab_cls.trains and not math.isfinite(loss):
                 self._finish("diverged")
             else:
                 self.bus.publish_text(self.status())
