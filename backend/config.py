@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # Frames carry `t`, the server's Unix time when the frame was encoded, so a client on
     # the same host can measure how late a frame arrives (the benchmark suite turns it on).
     frame_clock: bool = False
+    # Each session's lab in a process of its own (backend/session_process.py): a lecture
+    # hall's fan-out and its training no longer share one GIL. ~2 s to start, ~300 MB each.
+    session_process: bool = False
     # uvicorn's websocket implementation: the sans-I/O one sends a lecture hall more frames
     # with less memory than the legacy one (docs/benchmarks.md).
     ws_impl: Literal["websockets", "websockets-sansio", "wsproto"] = "websockets-sansio"

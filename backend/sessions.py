@@ -25,6 +25,7 @@ from backend.config import Settings
 from backend.labs.base import Lab, LabError, LabParams
 from backend.pacing import Pacer
 from backend.scalars_message import ScalarsTexts
+from backend.session_process import RemoteWorker
 from backend.session_worker import WorkerSide
 from backend.timeline import Timeline
 from backend.worker import init_worker, trim_memory
@@ -67,6 +68,10 @@ class Session(WorkerSide):
         self._executor = ThreadPoolExecutor(1, f"session-{self.id[:6]}", init_worker)
         self._loop = asyncio.get_running_loop()
         self._stop = threading.Event()
+        self._remote: RemoteWorker | None = None  # the lab's own process, if any
+        if settings.session_process:
+            self._remote = RemoteWorker(self)
+            self._stop = self._remote.stop  # the same Event interface, seen by the child
         self.command_lock = asyncio.Lock()  # one command at a time, in arrival order
         self._player: asyncio.Task | None = None
         self._speed = settings.max_steps_per_s
@@ -85,13 +90,21 @@ class Session(WorkerSide):
         self.share_code: str | None = None
 
     # -- plumbing -------------------------------------------------------------------------
-    async def _work(self, fn, *args):
+    async def _work(self, fn, *args, command: bool = False):
         self._works += 1  # activity: a pending idle trim is off
+        if self._remote is not None:  # the same job, by name, in the lab's process
+            call = self._remote.call
+            return await self._loop.run_in_executor(
+                self._executor, call, fn.__name__, args, command
+            )
         return await self._loop.run_in_executor(self._executor, fn, *args)
 
     async def _command(self, fn, *args):
         """Worker code for a command: a playing chunk ends at its next step to let it in."""
         self._submitted += 1  # written by the loop only; _started by the worker only
+        if self._remote is not None:
+            self._remote.commands(self._submitted)
+            return await self._work(fn, *args, command=True)
 
         def started(*a):
             self._started += 1
@@ -294,6 +307,9 @@ class Session(WorkerSide):
         self._stop.set()
 
     async def _rebuild(self) -> None:
+        if self._remote is not None and not self._remote.process.is_alive():
+            self._remote = RemoteWorker(self)  # the lab's process died: a new one
+            self._stop = self._remote.stop
         self.epoch += 1
         self.step = 0
         self.timeline.clear()
@@ -349,3 +365,5 @@ class Session(WorkerSide):
         if self._player:
             self._player.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._remote is not None:
+            self._remote.close()

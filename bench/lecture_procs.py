@@ -13,10 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from bench.procs import Child
-from bench.server import RESULTS, ROOT, Server
+from bench.server import RESULTS, ROOT, Server, process_tree
 
 PER_PROC = 250  # viewers per Node process
 TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_or_0(pid: int) -> float:
+    try:
+        return cpu_s(pid)
+    except OSError:  # ended meanwhile
+        return 0.0
 
 
 def cpu_s(pid: int) -> float:
@@ -61,7 +68,12 @@ class Cpu:
         self.pids = {"server": [server], "clients": clients}
 
     def _now(self) -> dict[str, float]:
-        return {k: sum(cpu_s(p) for p in pids) for k, pids in self.pids.items()}
+        """The server's own and its session processes' (process_tree), and the clients'."""
+        server = process_tree(self.pids["server"][0])
+        return {
+            k: sum(_cpu_or_0(p) for p in (server if k == "server" else pids))
+            for k, pids in self.pids.items()
+        }
 
     def start(self) -> None:
         self.t0, self.c0 = time.perf_counter(), self._now()

@@ -29,6 +29,23 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def process_tree(pid: int) -> list[int]:
+    """pid and every process below it (Linux /proc): a server with
+    SHAOMAI_SESSION_PROCESS=1 trains each session in a child of a fork server."""
+    parent: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # ended meanwhile
+    tree, i = [pid], 0
+    while i < len(tree):
+        tree += [c for c, p in parent.items() if p == tree[i]]
+        i += 1
+    return tree
+
+
 def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -> float:
     """Poll url every 10 ms until it answers 200; returns the seconds it took."""
     t0 = time.perf_counter()
@@ -86,7 +103,15 @@ class Server:
         return self.proc.pid
 
     def rss(self) -> float:
-        return rss_mb(self.pid)
+        """The server's resident memory, its session processes' included (each counts the
+        pages it shares with the fork server again: growth, not the total, is compared)."""
+        total = 0.0
+        for p in process_tree(self.pid):
+            try:
+                total += rss_mb(p)
+            except OSError:
+                continue  # ended meanwhile
+        return total
 
     def metric(self, name: str) -> float:
         """One unlabelled-but-replica sample of the server's /metrics (Prometheus text)."""

@@ -1,0 +1,215 @@
+"""A session's worker in a process of its own (Settings.session_process), for a lecture hall.
+
+In one process the training thread and the event loop share the GIL: torch lets it go
+inside each kernel and takes it back between ops, so while the loop fans a frame out to
+1,000 sockets a 6 × 8 `gpt` step takes 2–3× its time alone (docs/lecture.md). Here the
+lab lives in a child process (forked from a fork server that has imported torch and the
+labs and runs no threads, so no lock or thread pool is forked) that runs the same
+WorkerSide code; the session's worker thread forwards each job
+and waits on a pipe without the GIL. What the worker sends the loop (`_report`,
+`_publish_frame`: scalars rows and encoded frames, bytes) comes back over the pipe in
+order and is handed to the loop as before. Only named jobs, their arguments and results
+cross (params, state dicts, bytes): frames are encoded in the child.
+
+The loop-side counters a job reads live in shared values: `_stop` (pause, interrupt), the
+commands submitted (a playing chunk yields to a waiting command). Per job the parent sends
+what the worker would have read from the session: the run's epoch, the play speed and
+how many connections watch (whether the arms may take a second core). The steps' gate
+(one lab step a core, backend/worker.py) is per process: a child's steps are not counted
+against other sessions'. Off by default: a child costs memory of its own (torch and the labs, shared
+copy-on-write with the fork server at first).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import multiprocessing as mp
+import threading
+from typing import Any
+
+from backend.config import Settings
+from backend.labs.base import LabError
+from backend.pacing import Pacer
+from backend.session_worker import WorkerSide
+
+log = logging.getLogger("shaomai.session_process")
+
+_CTX = mp.get_context("forkserver")
+
+
+@functools.cache
+def _preloaded() -> None:
+    """The fork server (one quiet process, started once) imports torch and every lab
+    before it forks any child: a child is ready in a fraction of a second, not ~2 s."""
+    from backend.labs import REGISTRY, load_all
+
+    load_all()
+    modules = sorted({cls.__module__ for cls in REGISTRY.values()})
+    _CTX.set_forkserver_preload(["backend.session_process", *modules])
+
+
+class RemoteError(Exception):
+    """A lab's failure in the child, raised again in the parent with its type's name."""
+
+
+def _failure(kind: str, message: str) -> Exception:
+    return type(kind, (RemoteError,), {})(message)
+
+
+class _Pipe:
+    """The child's stand-in for the session's event loop: what the worker would have
+    scheduled on it is sent to the parent, in order, by name."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    def call_soon_threadsafe(self, fn, *args) -> None:
+        self.conn.send(("call", fn.__name__, args))
+
+
+class _Watchers:
+    n = 0  # connections of the session, as of the job's start
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class _Child(WorkerSide):
+    def __init__(self, conn, lab_id: str, seed: int, settings: Settings, device, shared) -> None:
+        from backend.labs import load_all
+
+        self.lab_cls = load_all()[lab_id]
+        self.params = None
+        self.seed, self.settings, self.device = seed, settings, device
+        self.lab = None
+        self.epoch = 0
+        self.bus = _Watchers()
+        self._loop = _Pipe(conn)
+        self._stop, self._submitted_v, self._started_v = shared
+        self._pacer = Pacer(settings.frame_fps)
+        self._speed = settings.max_steps_per_s
+        self._wstep, self._framed_step, self._drawn_s = 0, -1, 0.0
+        self._unsent: list[tuple[int, dict]] = []
+        self._reported_at = 0.0
+
+    @property
+    def _submitted(self) -> int:
+        return self._submitted_v.value
+
+    @property
+    def _started(self) -> int:
+        return self._started_v.value
+
+    # Scheduled by their names on the parent's loop (see _Pipe), never run here.
+    def _report(self, *args) -> None:
+        raise AssertionError("only sent to the parent")
+
+    def _publish_frame(self, *args) -> None:
+        raise AssertionError("only sent to the parent")
+
+
+def _child_main(conn, init: dict[str, Any]) -> None:
+    from backend.worker import init_worker
+
+    init_worker()
+    worker = _Child(conn, **init)
+    while (msg := conn.recv()) is not None:
+        name, args, job = msg
+        worker.epoch, worker._speed, worker.bus.n = job["epoch"], job["speed"], job["watchers"]
+        if job.get("params") is not None:
+            worker.params = job["params"]
+        if job["command"]:
+            with worker._started_v.get_lock():
+                worker._started_v.value += 1
+        try:
+            result = getattr(worker, name)(*args)
+        except LabError as exc:
+            conn.send(("lab_error", (str(exc), exc.code, exc.field, exc.key, exc.values)))
+        except Exception as exc:  # noqa: BLE001 - the parent's _guard reports it
+            log.exception("session job %s failed", name)
+            conn.send(("failed", (type(exc).__name__, str(exc))))
+        else:
+            conn.send(("done", (result, worker._wstep, worker._framed_step)))
+
+
+class RemoteWorker:
+    """The parent's handle on a child: `call` runs one WorkerSide job there (blocking: call
+    it on the session's worker thread), scheduling what it reports on `session`'s loop."""
+
+    def __init__(self, session) -> None:
+        _preloaded()
+        self.session = session
+        self.stop = _CTX.Event()
+        self.submitted = _CTX.Value("q", 0)
+        self.started = _CTX.Value("q", 0)
+        self.conn, child_conn = _CTX.Pipe()
+        init = {
+            "lab_id": session.lab_cls.id,
+            "seed": session.seed,
+            "settings": session.settings,
+            "device": session.device,
+            "shared": (self.stop, self.submitted, self.started),
+        }
+        self.process = _CTX.Process(
+            target=_child_main, args=(child_conn, init), name=f"session-{session.id[:6]}"
+        )
+        self.process.daemon = True
+        self.process.start()
+        child_conn.close()
+        self._lock = threading.Lock()
+
+    def call(self, name: str, args: tuple, command: bool) -> Any:
+        """Run the job `name(*args)` in the child; what it reports meanwhile goes to the
+        loop in order; its result (or its error) comes back."""
+        s = self.session
+        job = {
+            "epoch": s.epoch,
+            "speed": s._speed,
+            "watchers": len(s.bus),
+            "params": s.params,
+            "command": command,
+        }
+        with self._lock:
+            try:
+                self.conn.send((name, args, job))
+            except OSError:  # a broken pipe: the child is gone
+                raise _failure("ChildExited", "the session's process ended") from None
+            while True:
+                try:
+                    msg = self.conn.recv()
+                except (EOFError, OSError):  # it ended (killed, out of memory) mid-job
+                    raise _failure("ChildExited", "the session's process ended") from None
+                if msg[0] == "call":  # a report of the worker, for the loop
+                    s._loop.call_soon_threadsafe(getattr(s, msg[1]), *msg[2])
+                    continue
+                kind, body = msg
+                if kind == "done":
+                    result, s._wstep, s._framed_step = body
+                    return result
+                if kind == "lab_error":
+                    raise LabError(*body)
+                raise _failure(*body)
+
+    def commands(self, submitted: int) -> None:
+        """The loop's count of commands submitted, for the child's playing chunk."""
+        self.submitted.value = submitted
+
+    def close(self) -> None:
+        """Ask the child to end (after its current job; the session's stop is set), then
+        make sure it did, off the event loop."""
+
+        def end() -> None:
+            if self._lock.acquire(timeout=5.0):  # the job under way ends at its next step
+                try:
+                    self.conn.send(None)
+                except (OSError, ValueError):
+                    pass
+                finally:
+                    self._lock.release()
+            self.process.join(5.0)
+            if self.process.is_alive():
+                self.process.terminate()
+            self.conn.close()
+
+        threading.Thread(target=end, name="session-process-end", daemon=True).start()
