@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -11,7 +12,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from backend import __version__
+from backend import __version__, session_process
 from backend.config import Settings, get_settings
 from backend.labs import load_all
 from backend.manager import SessionManager
@@ -53,6 +54,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.store = RunStore.from_settings(settings)
         app.state.sessions = SessionManager(settings, app.state.store)  # autosaves into it
         app.state.sessions.start()
+        if settings.session_process:  # the fork server's ~2–3 s, before serving, off the loop
+            await asyncio.to_thread(session_process.warm_up)
         yield
         await app.state.sessions.stop()
         app.state.store.close()

@@ -26,6 +26,7 @@ import functools
 import logging
 import multiprocessing as mp
 import threading
+from multiprocessing import forkserver
 from typing import Any
 
 from backend.config import Settings
@@ -47,6 +48,13 @@ def _preloaded() -> None:
     load_all()
     modules = sorted({cls.__module__ for cls in REGISTRY.values()})
     _CTX.set_forkserver_preload(["backend.session_process", *modules])
+
+
+def warm_up() -> None:
+    """Start the fork server now (blocking, ~2–3 s: it imports torch and the labs), so the
+    first session does not wait for it on the event loop."""
+    _preloaded()
+    forkserver.ensure_running()
 
 
 class RemoteError(Exception):
@@ -117,8 +125,7 @@ def _child_main(conn, init: dict[str, Any]) -> None:
     while (msg := conn.recv()) is not None:
         name, args, job = msg
         worker.epoch, worker._speed, worker.bus.n = job["epoch"], job["speed"], job["watchers"]
-        if job.get("params") is not None:
-            worker.params = job["params"]
+        worker.params = job["params"]
         if job["command"]:
             with worker._started_v.get_lock():
                 worker._started_v.value += 1
