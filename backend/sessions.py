@@ -308,7 +308,8 @@ class Session(WorkerSide):
 
     async def _rebuild(self) -> None:
         if self._remote is not None and not self._remote.process.is_alive():
-            self._remote = RemoteWorker(self)  # the lab's process died: a new one
+            self._remote.close()  # the lab's process died: its pipe closed, a new one
+            self._remote = RemoteWorker(self)
             self._stop = self._remote.stop
         self.epoch += 1
         self.step = 0
