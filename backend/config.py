@@ -67,7 +67,8 @@ class Settings(BaseSettings):
     # the same host can measure how late a frame arrives (the benchmark suite turns it on).
     frame_clock: bool = False
     # Each session's lab in a process of its own (backend/session_process.py): a lecture
-    # hall's fan-out and its training no longer share one GIL. ~2 s to start, ~300 MB each.
+    # hall's fan-out and its training no longer share one GIL. A session opens 2–3 s slower
+    # and holds torch's memory of its own (docs/lecture.md: the join storm is worse).
     session_process: bool = False
     # uvicorn's websocket implementation: the sans-I/O one sends a lecture hall more frames
     # with less memory than the legacy one (docs/benchmarks.md).

@@ -31,7 +31,6 @@ from typing import Any
 
 from backend.config import Settings
 from backend.labs.base import LabError
-from backend.pacing import Pacer
 from backend.session_worker import WorkerSide
 
 log = logging.getLogger("shaomai.session_process")
@@ -95,11 +94,7 @@ class _Child(WorkerSide):
         self.bus = _Watchers()
         self._loop = _Pipe(conn)
         self._stop, self._submitted_v, self._started_v = shared
-        self._pacer = Pacer(settings.frame_fps)
-        self._speed = settings.max_steps_per_s
-        self._wstep, self._framed_step, self._drawn_s = 0, -1, 0.0
-        self._unsent: list[tuple[int, dict]] = []
-        self._reported_at = 0.0
+        self._init_worker_state(settings)
 
     @property
     def _submitted(self) -> int:

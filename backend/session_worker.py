@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from backend import wire
+from backend.pacing import Pacer
 from backend.worker import BUILDS, manual_seed, step_gate
 
 # Steps' scalars reach the loop in batches at most this far apart (or with a frame): a
@@ -28,6 +29,16 @@ class WorkerSide:
     """Mixed into Session, whose attributes it uses: lab, lab_cls, params, seed, device,
     settings, epoch, bus, _loop, _stop, _pacer, _speed, _wstep, _framed_step, _unsent,
     _reported_at, _submitted, _started, _report and _publish_frame."""
+
+    def _init_worker_state(self, settings) -> None:
+        """What only the worker reads and writes (in the session, or in its process)."""
+        self._speed = settings.max_steps_per_s
+        self._wstep = 0  # the worker's step counter
+        self._framed_step = -1  # the last step whose picture was sent
+        self._drawn_s = 0.0  # the lab's picture_s when the last frame was encoded
+        self._unsent: list[tuple[int, dict]] = []  # the worker's steps not yet reported
+        self._reported_at = 0.0  # when the worker last reported
+        self._pacer = Pacer(settings.frame_fps)  # steps at the speed asked, frames at fps
 
     def _build(self, state: dict | None = None, step: int = 0) -> None:
         with BUILDS:  # in arrival order, a core at a time (backend/worker.py)

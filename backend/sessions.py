@@ -23,7 +23,6 @@ from backend.admission import SessionError, pick_device, validate_params
 from backend.bus import FrameBus
 from backend.config import Settings
 from backend.labs.base import Lab, LabError, LabParams
-from backend.pacing import Pacer
 from backend.scalars_message import ScalarsTexts
 from backend.session_process import RemoteWorker
 from backend.session_worker import WorkerSide
@@ -74,13 +73,7 @@ class Session(WorkerSide):
             self._stop = self._remote.stop  # the same Event interface, seen by the child
         self.command_lock = asyncio.Lock()  # one command at a time, in arrival order
         self._player: asyncio.Task | None = None
-        self._speed = settings.max_steps_per_s
-        self._wstep = 0  # the worker's step counter
-        self._framed_step = -1  # the last step whose picture was sent
-        self._drawn_s = 0.0  # the lab's picture_s when the last frame was encoded
-        self._unsent: list[tuple[int, dict]] = []  # the worker's steps not yet reported
-        self._reported_at = 0.0  # when the worker last reported
-        self._pacer = Pacer(settings.frame_fps)  # steps at the speed asked, frames at fps
+        self._init_worker_state(settings)
         self._works = 0  # worker jobs started (see _went_idle)
         self._submitted = self._started = 0  # commands for the worker: queued = the difference
         self.view_state: dict[str, Any] = {}

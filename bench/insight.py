@@ -194,9 +194,9 @@ SERVER_ENV = {  # one visitor opening a page per lab: a class's caps would refus
 }
 
 
-def _median(rows: list[dict], key: str) -> dict:
-    """The run whose `key` is the median (a run without one counts as the slowest)."""
-    ranked = sorted(rows, key=lambda r: math.inf if r.get(key) is None else r[key])
+def _median(items: list, value=lambda x: x):
+    """The item whose value is the median (None counts as the slowest: not reached)."""
+    ranked = sorted(items, key=lambda x: math.inf if value(x) is None else value(x))
     return ranked[(len(ranked) - 1) // 2]
 
 
@@ -209,7 +209,7 @@ def measure_all(only: list[str] | None = None, runs: int = 1) -> list[dict]:
         rows = []
         for lab in labs:
             tries = [measure(browser, srv.url, lab) for _ in range(runs)]
-            row = _median(tries, "insight_s")
+            row = _median(tries, lambda r: r["insight_s"])
             row["runs"] = [r["insight_s"] for r in tries]
             if row["insight_s"] is not None:
                 speed = lab.get("play_speed", 100)
@@ -217,7 +217,7 @@ def measure_all(only: list[str] | None = None, runs: int = 1) -> list[dict]:
                     seconds_to_step(srv.ws_url, srv.url, lab["id"], row["step"], speed, PER_LAB_S)
                     for _ in range(runs)
                 ]
-                row["alone_s"] = _median([{"s": a} for a in alone], "s")["s"]
+                row["alone_s"] = _median(alone)
             logging.warning("insight %s", json.dumps(row, default=str)[:400])
             rows.append(row)
         return rows

@@ -32,17 +32,17 @@ def rss_mb(pid: int) -> float:
 def process_tree(pid: int) -> list[int]:
     """pid and every process below it (Linux /proc): a server with
     SHAOMAI_SESSION_PROCESS=1 trains each session in a child of a fork server."""
-    parent: dict[int, int] = {}
+    children: dict[int, list[int]] = {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 continue  # ended meanwhile
-    tree, i = [pid], 0
-    while i < len(tree):
-        tree += [c for c, p in parent.items() if p == tree[i]]
-        i += 1
+            children.setdefault(ppid, []).append(int(d.name))
+    tree = [pid]
+    for p in tree:  # grows while it is walked: children, then theirs
+        tree += children.get(p, [])
     return tree
 
 

@@ -107,10 +107,11 @@ export function throttleCost(fn) {
  * something measured once (a model's cache sizes) or every evaluation (per-layer statistics)
  * is otherwise redrawn at every frame for nothing. True when it drew.
  */
+const drawnKeys = new WeakMap(); // chart element -> what it last drew, as JSON
 export function reactIfChanged(P, gd, data, layout, config = CONFIG) {
   const key = JSON.stringify([data, layout]);
-  if (gd.dataset.drawnKey === key) return false;
-  gd.dataset.drawnKey = key;
+  if (drawnKeys.get(gd) === key) return false;
+  drawnKeys.set(gd, key);
   P.react(gd, data, layout, config);
   return true;
 }
