@@ -29,6 +29,7 @@ import threading
 from multiprocessing import forkserver
 from typing import Any
 
+from backend import pipe_pickle
 from backend.config import Settings
 from backend.labs.base import LabError
 from backend.session_worker import WorkerSide
@@ -72,7 +73,7 @@ class _Pipe:
         self.conn = conn
 
     def call_soon_threadsafe(self, fn, *args) -> None:
-        self.conn.send(("call", fn.__name__, args))
+        pipe_pickle.send(self.conn, ("call", fn.__name__, args))
 
 
 class _Watchers:
@@ -117,7 +118,7 @@ def _child_main(conn, init: dict[str, Any]) -> None:
 
     init_worker()
     worker = _Child(conn, **init)
-    while (msg := conn.recv()) is not None:
+    while (msg := pipe_pickle.recv(conn)) is not None:
         name, args, job = msg
         worker.epoch, worker._speed, worker.bus.n = job["epoch"], job["speed"], job["watchers"]
         worker.params = job["params"]
@@ -127,12 +128,14 @@ def _child_main(conn, init: dict[str, Any]) -> None:
         try:
             result = getattr(worker, name)(*args)
         except LabError as exc:
-            conn.send(("lab_error", (str(exc), exc.code, exc.field, exc.key, exc.values)))
+            pipe_pickle.send(
+                conn, ("lab_error", (str(exc), exc.code, exc.field, exc.key, exc.values))
+            )
         except Exception as exc:  # noqa: BLE001 - the parent's _guard reports it
             log.exception("session job %s failed", name)
-            conn.send(("failed", (type(exc).__name__, str(exc))))
+            pipe_pickle.send(conn, ("failed", (type(exc).__name__, str(exc))))
         else:
-            conn.send(("done", (result, worker._wstep, worker._framed_step)))
+            pipe_pickle.send(conn, ("done", (result, worker._wstep, worker._framed_step)))
 
 
 class RemoteWorker:
@@ -174,12 +177,12 @@ class RemoteWorker:
         }
         with self._lock:
             try:
-                self.conn.send((name, args, job))
+                pipe_pickle.send(self.conn, (name, args, job))
             except OSError:  # a broken pipe: the child is gone
                 raise _failure("ChildExited", "the session's process ended") from None
             while True:
                 try:
-                    msg = self.conn.recv()
+                    msg = pipe_pickle.recv(self.conn)
                 except (EOFError, OSError):  # it ended (killed, out of memory) mid-job
                     raise _failure("ChildExited", "the session's process ended") from None
                 if msg[0] == "call":  # a report of the worker, for the loop
@@ -204,7 +207,7 @@ class RemoteWorker:
         def end() -> None:
             if self._lock.acquire(timeout=5.0):  # the job under way ends at its next step
                 try:
-                    self.conn.send(None)
+                    pipe_pickle.send(self.conn, None)
                 except (OSError, ValueError):
                     pass
                 finally:
