@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from typing import Any
 
 from bench.lecture_procs import Cpu, NodeChild, Rss, groups
@@ -183,6 +184,9 @@ def _watch_figures(label: str, out: dict, n: int, kbps_target: float | None) -> 
     fractions = [len(set(v["steps"])) / max(1, len(sent)) for v in viewers]
     lag = percentiles([x for v in viewers for x in v["lags"]])
     ages = [v["max_age_ms"] for v in viewers]
+    # The step whose frame ended most viewers' longest wait: one stall for all, or many.
+    ended = Counter(v.get("max_age_step") for v in viewers).most_common(1)
+    where = f", most ended by step {ended[0][0]} ({ended[0][1]})" if ended else ""
     growth = _settled_growth(out)
     kbps = [v["bytes"] / window / 1000 for v in viewers]
     per_frame = [v["bytes"] / len(v["steps"]) for v in viewers if v["steps"]]
@@ -221,7 +225,7 @@ def _watch_figures(label: str, out: dict, n: int, kbps_target: float | None) -> 
             max(ages) if ages else None,
             "ms",
             ("≤", 400.0),
-            note=f"p50 of viewers {percentiles(ages, (50,))['p50'] or 0:.0f} ms; {cpu}",
+            note=f"p50 of viewers {percentiles(ages, (50,))['p50'] or 0:.0f} ms{where}; {cpu}",
         ),
         Figure(
             S,

@@ -49,7 +49,7 @@ function stamp(buf) {
 
 class Viewer {
   constructor(url, subscribe) {
-    this.steps = []; this.lags = []; this.maxAge = 0; this.lastT = null;
+    this.steps = []; this.lags = []; this.maxAge = 0; this.maxAgeStep = null; this.lastT = null;
     this.bytes = 0; this.texts = 0; this.closed = false; this.error = null;
     this.t0 = now(); this.readyS = null;
     this.ready = new Promise((resolve) => { this._ready = resolve; });
@@ -82,7 +82,10 @@ class Viewer {
     if (!window_.open) return;
     this.bytes += data.byteLength;
     const h = stamp(data);
-    if (this.lastT !== null) this.maxAge = Math.max(this.maxAge, r - this.lastT);
+    if (this.lastT !== null && r - this.lastT > this.maxAge) {
+      this.maxAge = r - this.lastT;
+      this.maxAgeStep = h.step; // the frame that ended the longest wait
+    }
     this.lastT = h.t;
     this.steps.push(h.step);
     this.lags.push(Math.round((r - h.t) * 10000) / 10); // ms, 0.1 ms
@@ -94,6 +97,7 @@ class Viewer {
     const end = this.lastT === null ? this.maxAge : Math.max(this.maxAge, window_.tEnd - this.lastT);
     return {
       steps: this.steps, lags: this.lags, max_age_ms: Math.round(end * 10000) / 10,
+      max_age_step: end > this.maxAge ? null : this.maxAgeStep,
       bytes: this.bytes, closed: this.closed, error: this.error,
       ready_ms: this.readyS === null ? null : Math.round(this.readyS * 1000),
     };
