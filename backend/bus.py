@@ -17,6 +17,8 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from backend import loop_lag, metrics
+
 if TYPE_CHECKING:
     from backend.send_now import SendNow
 
@@ -106,8 +108,21 @@ class Outbox:
 
 
 class FrameBus:
+    # While the loop lags (backend/loop_lag.py: thousands joining at once), a run's frames
+    # go to the class at most every THIN_S; one skipped waits as the latest and goes when due.
+    THIN_S = 0.5
+    # Boxes served in one turn of the loop: a message to 3,000 sockets in one callback held
+    # the loop ~100 ms, and a teacher's command waited behind it. Messages go out in the
+    # order published: one waits until those before it reached every box.
+    CHUNK = 500
+
     def __init__(self) -> None:
         self.outboxes: set[Outbox] = set()
+        self.last_fanout = float("-inf")
+        self.waiting: bytes | None = None  # the latest run frame held back while lagging
+        self.timer: asyncio.TimerHandle | None = None
+        self.queue: deque[list[Any]] = deque()  # [boxes, next index, deliver, data, since]
+        self.turn: asyncio.Handle | object | None = None
 
     def subscribe(self, box: Outbox) -> None:
         self.outboxes.add(box)
@@ -117,23 +132,86 @@ class FrameBus:
 
     def publish_text(self, message: dict[str, Any]) -> None:
         text = json.dumps(message, separators=(",", ":"))  # encoded once for everyone
-        for box in self.outboxes:
-            box.put_text(text)
+        self._spread(Outbox.put_text, text)
 
-    def publish_frame(self, data: bytes) -> None:
-        for box in self.outboxes:
-            if box.frames_held:
-                continue
-            if box.send_now is None or not box.send_now.frame(data):
-                box.put_frame(data)
+    def publish_frame(self, data: bytes, thin: bool = False) -> None:
+        """Every viewer's box gets the frame; a run's frame (`thin`) may be held back while
+        the loop lags; an inference's never is (after any held one, in order)."""
+        if thin and len(self.outboxes) > 1:
+            wait = self.last_fanout + self.THIN_S - time.monotonic()
+            if wait > 0 and loop_lag.monitor().lagging():
+                if self.waiting is not None:
+                    metrics.thinned()
+                self.waiting = data
+                if self.timer is None:
+                    self.timer = asyncio.get_running_loop().call_later(wait, self._due)
+                return
+        if self.waiting is not None and not thin:
+            self._fan_out(self.waiting)
+        self._fan_out(data)
+
+    def _due(self) -> None:
+        self.timer = None
+        if self.waiting is not None:
+            self._fan_out(self.waiting)
+
+    def _fan_out(self, data: bytes) -> None:
+        self.waiting = None
+        self.last_fanout = time.monotonic()
+        self._spread(_deliver_frame, data)
 
     def poke(self) -> None:
-        for box in self.outboxes:
-            box.poke()
+        self._spread(_poke, None)
 
     def rewind(self) -> None:
-        for box in self.outboxes:
-            box.rewind()
+        self.waiting = None  # the old run's
+        self._spread(_rewind, None)
+
+    def _spread(self, deliver, data) -> None:
+        """deliver(box, data) for every box, at most CHUNK a turn, after what is queued."""
+        boxes = list(self.outboxes)
+        if not self.queue and len(boxes) <= self.CHUNK:  # a class of usual size: at once
+            for box in boxes:
+                deliver(box, data)
+            return
+        self.queue.append([boxes, 0, deliver, data, time.monotonic()])
+        if self.turn is None:  # else a turn is due: it serves this after those before
+            self._serve()
+
+    def _serve(self) -> None:
+        self.turn = _SERVING  # what a delivery publishes meanwhile waits in the queue
+        budget = self.CHUNK
+        while self.queue and budget > 0:
+            job = self.queue[0]
+            boxes, i, deliver, data, since = job
+            end = min(len(boxes), i + budget)
+            job[1] = end
+            for box in boxes[i:end]:
+                deliver(box, data)
+            budget -= end - i
+            if end == len(boxes):
+                self.queue.popleft()
+                now = time.monotonic()
+                loop_lag.monitor().took(now - since, now)
+        self.turn = asyncio.get_running_loop().call_soon(self._serve) if self.queue else None
 
     def __len__(self) -> int:
         return len(self.outboxes)
+
+
+_SERVING = object()  # FrameBus.turn while it serves boxes
+
+
+def _deliver_frame(box: Outbox, data: bytes) -> None:
+    if box.frames_held:
+        return
+    if box.send_now is None or not box.send_now.frame(data):
+        box.put_frame(data)
+
+
+def _poke(box: Outbox, _: None) -> None:
+    box.poke()
+
+
+def _rewind(box: Outbox, _: None) -> None:
+    box.rewind()

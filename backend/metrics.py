@@ -14,7 +14,7 @@ import time
 from collections import Counter
 
 _lock = threading.Lock()
-_totals = {"frames": 0, "frames_direct": 0, "frame_bytes": 0, "text_bytes": 0, "steps": 0}
+_totals = {"frames": 0, "frames_direct": 0, "frames_thinned": 0, "frame_bytes": 0, "text_bytes": 0, "steps": 0}
 _refusals: Counter[str] = Counter()
 
 
@@ -22,6 +22,10 @@ def sent_frame(n_bytes: int, direct: bool = False) -> None:
     _totals["frames"] += 1  # the event loop's thread only
     _totals["frames_direct"] += direct  # written from the publishing callback itself
     _totals["frame_bytes"] += n_bytes
+
+
+def thinned() -> None:
+    _totals["frames_thinned"] += 1  # a run's frame no viewer got: a newer one came first
 
 
 def sent_text(n_bytes: int) -> None:
@@ -77,6 +81,11 @@ class ManagerCollector:
         direct = _totals["frames_direct"]
         yield counter(
             "shaomai_frames_sent_direct", "Of them, written without a sender task", direct
+        )
+        yield counter(
+            "shaomai_frames_thinned",
+            "Run frames a class did not get while the event loop lagged (a newer one went)",
+            _totals["frames_thinned"],
         )
         sent = _totals["frame_bytes"] + _totals["text_bytes"]
         yield counter("shaomai_bytes_sent", "Bytes sent on websockets (frames and text)", sent)

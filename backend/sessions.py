@@ -144,7 +144,7 @@ class Session(WorkerSide):
         if frame is not None:
             self.step, data = frame
             self.timeline.add_frame(self.step, data)
-            self.bus.publish_frame(data)
+            self.bus.publish_frame(data, thin=True)
         else:
             self.step = rows[-1][0]
             self.bus.poke()
