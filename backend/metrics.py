@@ -14,7 +14,14 @@ import time
 from collections import Counter
 
 _lock = threading.Lock()
-_totals = {"frames": 0, "frames_direct": 0, "frames_thinned": 0, "frame_bytes": 0, "text_bytes": 0, "steps": 0}
+_totals = {
+    "frames": 0,
+    "frames_direct": 0,
+    "frames_thinned": 0,
+    "frame_bytes": 0,
+    "text_bytes": 0,
+    "steps": 0,
+}
 _refusals: Counter[str] = Counter()
 
 
