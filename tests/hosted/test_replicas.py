@@ -43,6 +43,7 @@ def test_health_and_metrics_name_the_replica(hosted):
         assert status == 200
         assert f'shaomai_sessions{{replica="{r.name}"}}' in text
         assert "shaomai_frames_sent_total" in text and "shaomai_steps_total" in text
+        assert "shaomai_frames_thinned_total" in text
     assert get(f"{hosted['nginx'].url}/metrics")[0] == 404  # not on the public proxy
 
 
