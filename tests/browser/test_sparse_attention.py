@@ -39,3 +39,23 @@ def test_sparse_attention_draws_masks_reach_and_sinks(live_server, page, lang):
     page.wait_for_timeout(400)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     screenshot(page, f"sparse-attention-{lang}-phone")
+
+
+def test_the_now_panel_keeps_each_arms_loss_once_paused(live_server, page):
+    """The frame sent on pause is a snapshot without the training loss; the step's row has
+    it, and the readout shows it (it showed "–" for every arm)."""
+    page.goto(f"{live_server}/lab.html?lab=sparse-attention&lang=en{SMALL}")
+    page.wait_for_function(READY)
+    page.wait_for_function(FRAME)
+    page.click("[data-act=play]")
+    page.wait_for_function("() => Number(document.querySelector('#view').dataset.step) >= 5")
+    page.click("[data-act=play]")  # pause
+    page.wait_for_function("() => window.shaomai.store.get('state') === 'paused'")
+    page.wait_for_timeout(500)  # the pause's snapshot frame is drawn
+    shown = page.evaluate(
+        "() => [...document.querySelectorAll('.dash-readout dt')].map((dt) =>"
+        " [dt.textContent, dt.nextElementSibling.textContent])"
+    )
+    losses = {k: v for k, v in shown if k.endswith("· loss")}
+    assert sorted(k.split(" · ")[0] for k in losses) == sorted(LABELS), shown
+    assert all(float(v) > 0 for v in losses.values()), shown

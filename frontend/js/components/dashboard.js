@@ -207,6 +207,11 @@ export function dashboard(root, ctx, opts = {}) {
     ro = makeReadout(pRead.body);
   }
 
+  function rowAt(step) {
+    for (let i = rows.length - 1; i >= 0 && rows[i].step >= step; i--) if (rows[i].step === step) return rows[i];
+    return undefined;
+  }
+
   function showReadout() {
     if (!ro) return;
     const f = lastFrame;
@@ -215,7 +220,10 @@ export function dashboard(root, ctx, opts = {}) {
     const step = f ? f.step : last?.step;
     if (step !== undefined) out.push({ label: t('dash.step'), value: String(step) });
     const first = keysOf(charts[0] || { keys: [] })[0];
-    const values = (f && f.scalars) || last?.values || {};
+    // A frame's own scalars, over its step's row: the frame sent on pause is a snapshot
+    // whose scalars carry no training loss, which the step's row does.
+    const row = f ? rowAt(f.step) : last;
+    const values = { ...(row?.values || {}), ...((f && f.scalars) || {}) };
     if (first) {
       const n = Math.max(1, arms.length);
       for (let i = 0; i < n; i++) {
