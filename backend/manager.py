@@ -5,14 +5,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import gc
 import logging
 import secrets
 import socket
 import threading
 import time
-
-import torch
 
 from backend.admission import SessionError, validate_params
 from backend.classroom import AttemptLimiter, new_code, normalize_code
@@ -30,26 +27,11 @@ from backend.shared_state import (
     shared_state,
 )
 from backend.store import RunStore
+from backend.warm_torch import warm_torch
 
 log = logging.getLogger("shaomai.sessions")
 SHUTDOWN_AUTOSAVE_S = 5.0  # a graceful stop autosaves sessions for at most this long
 CLASS_AWAY_S = 12 * 3600.0  # a class saved this recently waits for its restore (a school day)
-
-
-def _warm_up() -> None:
-    """Pay torch's one-time costs now rather than in the first learner's session: an
-    optimizer's first construction imports torch._dynamo (2-4 s on two busy cores), and
-    the first backward starts autograd's machinery. Then everything start-up made is moved
-    out of the garbage collector's sight (`gc.freeze`): a full collection scanned those
-    ~200k objects in 44-75 ms, a pause of every session's stream each time it ran."""
-    try:
-        w = torch.zeros(4, requires_grad=True)
-        opt = torch.optim.AdamW([w], lr=0.1)
-        (w * 2.0).sum().backward()
-        opt.step()
-    except Exception:  # a failed warm-up only costs the first session its time
-        log.exception("torch warm-up failed")
-    gc.freeze()
 
 
 def _shared_down(exc: SharedUnavailable) -> SessionError:
@@ -382,7 +364,7 @@ class SessionManager:
                 log.warning("classes away not read at start: %s", exc)
         # In the background: /api/health answers at once, and a page opened right after
         # finds torch ready (or waits only for the rest of the import).
-        threading.Thread(target=_warm_up, name="torch-warm-up", daemon=True).start()
+        threading.Thread(target=warm_torch, name="torch-warm-up", daemon=True).start()
 
     def announce_shutdown(self) -> None:
         """Every connected client hears `shutting_down` before the server closes its socket."""

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
+from backend import trainer_state
 from backend.arms import Arm, ArmSpec, update_size  # Arm, ArmSpec: labs import them here
 from backend.in_parts import Parts, advance, pending
 from backend.labs.base import Frame, Lab, LabParams, TensorOut
@@ -366,42 +367,9 @@ class TrainingLab(Lab):
             arm.scalars = self.snapshot_scalars(arm)
         return self.__frame(self.__scalars(), True)
 
-    # -- persistence ----------------------------------------------------------------------
+    # -- persistence (backend/trainer_state.py) -------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "t": self.t,
-            "data_gen": self.data_gen.get_state(),
-            "arms": [
-                {
-                    "model": a.model.state_dict(),
-                    "opt": a.optimizer.state_dict(),
-                    "gen": a.generator.get_state(),
-                    "diverged": a.diverged,
-                    "scalars": dict(a.scalars),
-                    "grad_norms": list(a.grad_norms),
-                }
-                for a in self.arm_list
-            ],
-            "lab": self.lab_state(),
-        }
+        return trainer_state.state_of(self)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if "arms" not in state:  # a run saved before the trainer: one model, one optimizer
-            state = {
-                "t": state.get("t", 0),
-                "data_gen": state.get("gen", self.data_gen.get_state()),
-                "arms": [{"model": state["model"], "opt": state["opt"]}],
-                "lab": state,
-            }
-        self.t = state["t"]
-        self.data_gen.set_state(state["data_gen"])
-        for arm, s in zip(self.arm_list, state["arms"], strict=True):
-            arm.model.load_state_dict(s["model"])
-            arm.optimizer.load_state_dict(s["opt"])
-            if "gen" in s:
-                arm.generator.set_state(s["gen"])
-            arm.diverged = s.get("diverged", False)
-            arm.evaluating = None  # one in parts stays with the run it was asked in
-            arm.scalars = dict(s.get("scalars", {}))
-            arm.grad_norms = list(s.get("grad_norms", []))
-        self.load_lab_state(state.get("lab", {}))
+        trainer_state.load(self, state)
