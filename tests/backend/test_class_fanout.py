@@ -63,12 +63,18 @@ def test_while_lagging_the_class_gets_the_first_frame_and_then_the_latest_when_d
     assert thinned == 3  # run1..run3: no viewer got them
 
 
+async def _one_held(first: bytes, then: bytes) -> tuple[FrameBus, list[Outbox]]:
+    """A class of two on a lagging loop: `first` went out, `then` is held."""
+    await _lagged_loop()
+    bus, boxes = _class(2)
+    bus.publish_frame(first, thin=True)
+    bus.publish_frame(then, thin=True)
+    return bus, boxes
+
+
 def test_an_inference_frame_is_never_held_and_goes_after_a_held_run_frame():
     async def run():
-        await _lagged_loop()
-        bus, boxes = _class(2)
-        bus.publish_frame(b"run0", thin=True)
-        bus.publish_frame(b"run1", thin=True)  # held
+        bus, boxes = await _one_held(b"run0", b"run1")
         bus.publish_frame(b"answer", thin=False)
         return [_frames(b) for b in boxes]
 
@@ -94,10 +100,7 @@ def test_a_quick_loop_and_a_lone_viewer_get_every_frame():
 
 def test_a_reset_drops_the_held_frame_of_the_old_run():
     async def run():
-        await _lagged_loop()
-        bus, boxes = _class(2)
-        bus.publish_frame(b"old0", thin=True)
-        bus.publish_frame(b"old1", thin=True)  # held
+        bus, boxes = await _one_held(b"old0", b"old1")
         bus.rewind()
         await asyncio.sleep(FrameBus.THIN_S * 1.5)
         return [_frames(b) for b in boxes]
