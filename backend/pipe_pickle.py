@@ -8,6 +8,9 @@ save of a shared class. Here a plain tensor goes as its bytes (a numpy array in 
 pickle); any other (bfloat16, sparse, one that needs its gradient) as plain pickle writes it.
 The same tensor object twice in a message stays one (pickle's memo); two views of one
 storage arrive as two tensors, which a state dict never needs.
+
+Only this pipe is pickled in the app: its bytes come from a process the server forked
+itself, never from a user (docs/security.md, promise 8).
 """
 
 from __future__ import annotations
