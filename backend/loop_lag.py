@@ -4,8 +4,8 @@ A ticker due every TICK_S notes how late it ran, and a class's fan-out how long 
 to reach every viewer. A loop busy with thousands of joins at once (a lecture hall's join
 storm) runs either hundreds of milliseconds late; a loop that only fans frames out to 1,000
 viewers, tens. While one comes later than LATE_S, and for HOLD_S after, the loop counts
-as lagging (backend/bus.py then sends the
-class fewer frames, so that handshakes and the teacher's controls get the loop).
+as lagging (backend/bus.py then sends the class fewer frames, so that handshakes and the
+teacher's controls get the loop).
 """
 
 from __future__ import annotations
@@ -22,18 +22,15 @@ HOLD_S = 1.0
 class LoopLag:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.late_s = 0.0  # how late the last tick ran
         self.lagging_until = float("-inf")
-        self.handle: asyncio.TimerHandle | None = None
         self._schedule(time.monotonic())
 
     def _schedule(self, now: float) -> None:
-        self.handle = self.loop.call_later(TICK_S, self._tick, now + TICK_S)
+        self.loop.call_later(TICK_S, self._tick, now + TICK_S)
 
     def _tick(self, due: float) -> None:
         now = time.monotonic()
-        self.late_s = now - due
-        self.took(self.late_s, now)
+        self.took(now - due, now)
         self._schedule(now)
 
     def took(self, seconds: float, now: float) -> None:
@@ -45,10 +42,6 @@ class LoopLag:
     def lagging(self) -> bool:
         return time.monotonic() < self.lagging_until
 
-    def stop(self) -> None:
-        if self.handle is not None:
-            self.handle.cancel()
-
 
 _monitors: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopLag] = (
     weakref.WeakKeyDictionary()
@@ -59,6 +52,6 @@ def monitor() -> LoopLag:
     """The running loop's monitor, started at the first call (one per loop)."""
     loop = asyncio.get_running_loop()
     lag = _monitors.get(loop)
-    if lag is None or loop.is_closed():
+    if lag is None:
         lag = _monitors[loop] = LoopLag(loop)
     return lag

@@ -10,11 +10,12 @@ import { canvasExport } from './components/canvasExport.js';
 import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
 import { scrubber } from './components/scrubber.js';
-import { classroom, keepRestoreToken, restoreToken } from './classroom.js';
+import { classroom, keepRestoreToken } from './classroom.js';
 import { ago, banner, errorSentence, labelOf, linkRefused, note, notice, serverWhy, toast } from './core/notices.js';
 import { announcer, stepRate } from './components/liveReadouts.js';
 import { viewing } from './components/viewing.js';
-import { lastRun, forgetRun, latestSaved, rememberRun } from './core/runs.js';
+import { forgetRun, latestSaved, rememberRun } from './core/runs.js';
+import { startSession } from './core/sessionStart.js';
 import { presenter, presenterSheet } from './presenter.js';
 import { polls } from './polls.js';
 import { lesson } from './lesson.js';
@@ -55,27 +56,10 @@ async function main() {
   const client = new LabClient();
   client.phoneSlice = !!info.phone_slice; // docs/streams.md, "A phone joining a playing class"
   const openMsg = () => ({ type: 'open', lab: labId, params: store.get('params'), seed: store.get('seed') });
-  const urlKey = () => JSON.stringify([store.get('params'), store.get('seed')]);
-  // The driver's session, for a reload of the same URL: rejoined, not opened again. Not in
-  // an iframe: an article's embeds of one lab share the tab's sessionStorage, and each must
-  // open its own session (the later ones would otherwise drive the first one's).
-  const framed = window.self !== window.top;
-  const remember = () => { if (!framed) sessionStorage.setItem(`shaomai:${labId}`, JSON.stringify({ session: client.session, token: client.token, key: urlKey() })); };
-
   // Connect now: the server opens the session while the view is built. Its messages wait
   // in the client until every handler below is in place (client.release()).
   client.hold();
-  const saved = framed ? null : JSON.parse(sessionStorage.getItem(`shaomai:${labId}`) || 'null');
-  const q = new URLSearchParams(location.search);
-  // This browser's last run of this lab (another tab, a closed one): offered, not forced.
-  const continuing = sessionStorage.getItem(`shaomai:continue:${labId}`) === '1';
-  sessionStorage.removeItem(`shaomai:continue:${labId}`);
-  const earlier = !continuing && !q.get('join') && !q.get('run') && !(saved && saved.key === urlKey()) ? lastRun(labId) : null;
-  if (continuing && saved && !q.get('join')) client.join(saved.session, saved.token);
-  else if (q.get('join')) client.start({ type: 'join', code: q.get('join') }); // a reload stays in the class
-  else if (q.get('run')) client.start({ type: 'open', run: q.get('run'), mode: q.get('mode') === 'resume' ? 'resume' : 'replay', ...restoreToken(q.get('run')) });
-  else if (saved && saved.key === urlKey()) client.join(saved.session, saved.token);
-  else client.open(labId, store.get('params'), store.get('seed'));
+  const { remember, earlier, joinCode } = startSession(client, labId, store);
 
   const titles = () => {
     document.title = `${pick(info.title)} · ${t('app_name')}`;
@@ -297,7 +281,7 @@ async function main() {
   });
   client.on('error', (m) => {
     // A student in a class the server lost: wait for the teacher's restore, in the class.
-    if (m.key === 'err.class_away') return cls.waitForClass(q.get('join'));
+    if (m.key === 'err.class_away') return cls.waitForClass(joinCode);
     if (m.code === 'not_found' && m.field === 'session') {
       const lost = joinedOnce ? store.get('step') : 0;
       const lostSession = client.id;

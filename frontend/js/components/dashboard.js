@@ -8,6 +8,7 @@ import { ensureCss } from '../core/css.js';
 import { num } from '../core/frame.js';
 import { addStrings, pick, t } from '../core/i18n.js';
 import { lineChart } from './lineChart.js';
+import { paramDiff } from './paramDiff.js';
 import { panel } from './panel.js';
 import { COLORS, finite } from './plot.js';
 import { readout as makeReadout } from './readout.js';
@@ -18,13 +19,13 @@ addStrings({
     'dash.loss': 'Loss', 'dash.train_loss': 'training loss', 'dash.grad': 'Gradient norm per stage (log colour)',
     'dash.readout': 'Now', 'dash.step': 'Step', 'dash.keep': 'Keep this run', 'dash.keep_title': 'Keep this run’s curves beside the next runs (at most 2)',
     'dash.kept': 'Kept:', 'dash.kept_run': 'kept run', 'dash.kept_with': '{label} ({diff})', 'dash.unkeep': 'Drop the kept run {label}',
-    'dash.diverged': 'diverged', 'dash.on': 'on', 'dash.off': 'off', 'dash.arm': 'arm {i}',
+    'dash.diverged': 'diverged', 'dash.arm': 'arm {i}',
   },
   zh: {
     'dash.loss': '损失', 'dash.train_loss': '训练损失', 'dash.grad': '各阶段的梯度范数（对数色标）',
     'dash.readout': '当前', 'dash.step': '步数', 'dash.keep': '保留这次运行', 'dash.keep_title': '把这次运行的曲线留在后面几次运行旁边（最多 2 个）',
     'dash.kept': '已保留：', 'dash.kept_run': '保留的运行', 'dash.kept_with': '{label}（{diff}）', 'dash.unkeep': '去掉保留的运行 {label}',
-    'dash.diverged': '已发散', 'dash.on': '开', 'dash.off': '关', 'dash.arm': '第 {i} 组',
+    'dash.diverged': '已发散', 'dash.arm': '第 {i} 组',
   },
 });
 
@@ -37,24 +38,6 @@ const armOf = /^arm\.(\d+)\./;
 function fade(hex, alpha = 0.5) {
   const n = parseInt(hex.slice(1), 16);
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
-}
-
-/** What differs between two params dicts, by the schema's labels: "Causal mask: on, lr: 0.1". */
-export function paramDiff(before, after, schema) {
-  const props = (schema && schema.properties) || {};
-  const out = [];
-  for (const k of Object.keys(before || {})) {
-    if (!after || JSON.stringify(before[k]) === JSON.stringify(after[k])) continue;
-    const p = props[k] || {};
-    let v = before[k];
-    if (typeof v === 'string' && v.length > 24) continue; // pasted text: no label
-    if (typeof v === 'boolean') v = t(v ? 'dash.on' : 'dash.off');
-    else if (p.choices && p.choices[v]) v = pick(p.choices[v]);
-    else if (typeof v === 'object') v = JSON.stringify(v);
-    const name = (pick(p.label) || k).replace(/\s*[(（][^()（）]*[)）]\s*$/, ''); // "Causal mask (see only the past)" -> "Causal mask"
-    out.push(`${name}: ${v}`);
-  }
-  return out.join(', ');
 }
 
 /**
