@@ -109,10 +109,14 @@ def get(url: str, headers: dict | None = None) -> tuple[int, Any]:
 
 
 def owner_of(topology: dict[str, Any], session: str):
-    """The replica that runs `session`: the one whose Redis lease names it."""
+    """The replica that runs `session`: the one whose Redis lease names it. The lease is
+    written in the background as the session opens, so `ready` may come first: wait for it."""
     import redis
 
-    name = redis.Redis.from_url(topology["redis"].url).get(f"shaomai:owner:{session}")
+    db = redis.Redis.from_url(topology["redis"].url)
+    deadline = time.monotonic() + 10.0
+    while (name := db.get(f"shaomai:owner:{session}")) is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     return next(r for r in topology["replicas"] if r.name.encode() == name)
 
 

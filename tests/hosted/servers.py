@@ -121,8 +121,9 @@ class Nginx:
             self.proc.send_signal(signal.SIGQUIT)
             try:
                 self.proc.wait(10)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired:  # SIGQUIT waits for open websockets
                 self.proc.kill()
+                self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
