@@ -7,6 +7,7 @@ import { loadPlotly, Plotly } from './core/plotly.js';
 import { createStore } from './core/store.js';
 import { labViewKeys, readUrl, schemaDefaults, setViewKeys, storeKey, viewKeysOf, writeUrl } from './core/url.js';
 import { canvasExport } from './components/canvasExport.js';
+import { measured } from './components/plot.js';
 import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
 import { scrubber } from './components/scrubber.js';
@@ -238,13 +239,14 @@ async function main() {
   // and after a draw that took c ms wait c ms more, so the page stays responsive.
   const draw = { frame: null, infer: null, scheduled: false, cost: 0, end: 0 };
   const drawNow = () => {
-    if (performance.now() - draw.end < draw.cost) { requestAnimationFrame(drawNow); return; }
+    const wait = draw.end + draw.cost - performance.now();
+    if (wait > 0) { setTimeout(() => requestAnimationFrame(drawNow), wait); return; } // not a frame-by-frame poll: each one is a frame the page renders
     draw.scheduled = false;
     const t0 = performance.now();
     const { frame, infer } = draw;
     draw.frame = draw.infer = null;
     if (frame) {
-      view.frame(frame);
+      measured(() => view.frame(frame));
       $('#frame-step').textContent = String(frame.step);
       if (frame.replay) scrub.shown(frame.step); // the step recorded nearest the one asked for
       store.set('shownStep', frame.step);
@@ -252,7 +254,7 @@ async function main() {
       announce(frame);
       if (!plotlyAsked) requestAnimationFrame(() => setTimeout(askPlotly)); // once it is painted
     }
-    if (infer) (view.infer || view.frame)(infer);
+    if (infer) measured(() => (view.infer || view.frame)(infer));
     draw.end = performance.now();
     draw.cost = Math.min(250, draw.end - t0);
     view.drawn?.(frame || infer);

@@ -96,6 +96,10 @@ def test_temperature_shuffled_split_in_chinese(live_server, page):
         "() => document.querySelector('.temperature-view .panel:nth-child(5) .chart').data.length === 4"
     )
     assert "随机打乱" in page.inner_text(".temperature-note")
+    # The loss curves are redrawn within the page's budget for costly redraws: a moment later.
+    page.wait_for_function(
+        "() => document.querySelector('.temperature-view .chart').data.every((tr) => tr.x.length >= 11)"
+    )
     losses = chart_data(page, ".temperature-view .chart")
     assert [len(tr["x"]) for tr in losses] == [11, 11, 11, 11]
     valley = chart_data(page, ".temperature-view .panel:nth-child(3) .chart")

@@ -37,13 +37,42 @@ export const CONFIG = {
   toImageButtonOptions: { format: 'png', scale: 2 },
 };
 
-/** Run fn at most once per animation frame, with the latest arguments. */
+// A paced caller (the shell's frame draw, a costly redraw below) waits after each draw as
+// long as the draw took. A throttleFrame'd redraw it triggers would run at the next animation
+// frame, outside the time it measured, so the page drew more than its pacing allowed; called
+// inside `measured`, it runs before `measured` returns (once, with its latest arguments).
+let collecting = null; // throttleFrame'd fn -> its latest arguments, inside `measured`
+
+/** Run fn now, and with it every throttleFrame'd redraw it asks for. */
+export function measured(fn) {
+  if (collecting) return fn();
+  const due = new Map();
+  collecting = due;
+  try {
+    return fn();
+  } finally {
+    try {
+      while (due.size) { // a redraw may ask for another
+        const [[run, args]] = due;
+        due.delete(run);
+        try { run(...args); } catch (err) { reportError(err); } // as its own animation frame would
+      }
+    } finally {
+      collecting = null;
+    }
+  }
+}
+
+/** Run fn at most once per animation frame, with the latest arguments (inside `measured`:
+ * before it returns). */
 export function throttleFrame(fn) {
-  let pending = null;
+  let pending = null; // the arguments waiting for the next animation frame
+  const run = (...args) => fn(...args); // its own key, even if fn is shared
   return (...args) => {
+    if (collecting) { pending = null; collecting.set(run, args); return; } // a queued frame does nothing
     const first = pending === null;
     pending = args;
-    if (first) requestAnimationFrame(() => { const a = pending; pending = null; fn(...a); });
+    if (first) requestAnimationFrame(() => { if (pending === null) return; const a = pending; pending = null; fn(...a); });
   };
 }
 
@@ -72,7 +101,7 @@ function runCostly() {
   costly.queue.delete(fn);
   const t0 = performance.now();
   try {
-    fn(...args);
+    measured(() => fn(...args));
   } finally {
     const end = performance.now();
     refill(end);

@@ -9,7 +9,7 @@ import { addStrings, t } from '../core/i18n.js';
 import { add, el, setText } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { panel } from '../components/panel.js';
-import { baseLayout, COLORS, reactIfChanged, whenPlotly } from '../components/plot.js';
+import { baseLayout, COLORS, reactIfChanged, throttleCost, whenPlotly } from '../components/plot.js';
 import { tryBar } from '../components/tryBar.js';
 
 export const stylesheet = '/css/labs/norms.css';
@@ -91,7 +91,6 @@ const SCENARIOS = {
   norm: { compare: 'norm', placement: 'post', warmup: 0 },
   qk: { compare: 'qk_norm', placement: 'olmo2', norm: 'layernorm', warmup: 0 },
 };
-const DRAW_MS = 400; // plotly redraws cost ~10 ms each: a few times a second is plenty
 
 export default function mount(root, ctx) {
   const dash = dashboard(root, ctx, {
@@ -123,8 +122,6 @@ export default function mount(root, ctx) {
   const panels = [pGrad, pLogit, pEnt];
 
   let last = null;
-  let drawnAt = 0;
-  let timer = null;
 
   const layerNames = (n) => Array.from({ length: n }, (_, i) => `${t('norms.layer')} ${i}`);
   const legend = { orientation: 'h', x: 0, xanchor: 'left', y: 1.02, yanchor: 'bottom', font: { size: 11 } };
@@ -166,18 +163,15 @@ export default function mount(root, ctx) {
     reactIfChanged(P, pEnt.chart, data, layout('nats', false, ''));
   }
 
-  function draw() {
-    timer = null;
+  // Three plotly charts of up to 8 traces, redrawn within the page's shared budget for
+  // costly redraws (plot.js): as often as it allows, never stacked into one long task.
+  const draw = throttleCost(() => {
     if (!last) return;
-    const now = performance.now();
-    if (now - drawnAt < DRAW_MS) { timer = setTimeout(draw, DRAW_MS); return; }
-    drawnAt = now;
     const m = last.meta;
     whenPlotly((P) => { drawGrad(P, m.arms); drawLogit(P, m); drawEntropy(P, m); });
     root.dataset.step = String(last.step);
     root.dataset.arms = m.arms.map((a) => a.label).join(',');
-  }
-  const schedule = () => { if (!timer) timer = setTimeout(draw, 0); };
+  });
 
   function relabelOwn() {
     setText(story, t('norms.story'));
@@ -191,7 +185,7 @@ export default function mount(root, ctx) {
       dash.onFrame(f);
       if (!f.meta || !Array.isArray(f.meta.arms) || !f.meta.arms[0] || !f.meta.arms[0].max_logit) return;
       last = f;
-      schedule();
+      draw();
     },
     scalars(rows) { dash.onScalars(rows); },
     params() { tries.draw(); },
@@ -200,8 +194,7 @@ export default function mount(root, ctx) {
       dash.relabel();
       for (const p of panels) p.relabel();
       relabelOwn();
-      drawnAt = 0;
-      schedule();
+      draw();
     },
   };
 }
