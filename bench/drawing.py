@@ -45,9 +45,9 @@ def run(opts) -> Result:
             page.evaluate("window.shaomai.client.send({type: 'set', params: {steps: 20000}})")
             page.evaluate("window.shaomai.client.control('play')")
             page.wait_for_timeout(1500)  # playing, the curves growing
-            page.evaluate("window.__bench.recording = true")
+            page.evaluate("window.__bench.record(true)")
             page.wait_for_timeout(seconds * 1000)
-            page.evaluate("window.__bench.recording = false")
+            page.evaluate("window.__bench.record(false)")
             data = page.evaluate(
                 "({raf: window.__bench.raf, shown: window.__bench.shown,"
                 " arrived: window.__bench.arrived, cost: window.__bench.cost})"

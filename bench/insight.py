@@ -94,19 +94,21 @@ INSIGHT: dict[str, tuple[str, str] | None] = {
 }
 
 # Installed before the page's scripts (beside bench.browser.PROBE): the first animation
-# frame at which the view holds a chart or a canvas (labs that draw without a frame).
+# frame at which the view holds a chart or a canvas (labs that draw without a frame). Looked
+# for every 10 ms, not at every animation frame: a loop of those would keep the page
+# rendering (bench.browser.PROBE).
 VIEW_PROBE = """
 (() => {
   const b = window.__insight = { view: null, met: null, s: {}, m: null, state: null };
-  const tick = (ts) => {
-    if (b.view === null && document.querySelector('#view canvas, #view .js-plotly-plot, #view svg')) b.view = ts;
-    requestAnimationFrame(tick);
+  const look = () => {
+    if (document.querySelector('#view canvas, #view .js-plotly-plot, #view svg')) requestAnimationFrame((ts) => { b.view = ts; });
+    else setTimeout(look, 10);
   };
-  requestAnimationFrame(tick);
+  look();
 })();
 """
 
-# Merge what arrives into s/m; at each animation frame test the lab's condition (a function
+# Merge what arrives into s/m and test the lab's condition on each message (a function
 # literal written into this script: the page's CSP forbids eval). `met` is the time of the
 # first animation frame after the condition held, i.e. once it is painted.
 WATCH = """
@@ -116,17 +118,19 @@ WATCH = """
   const arms = (k) => Object.keys(b.s).filter((x) => x.startsWith('arm.') && x.split('.').slice(2).join('.') === k).map((x) => b.s[x]);
   const solved = (m) => /"solved_at":[0-9]/.test(JSON.stringify(m || {}));
   const cond = (s, m) => { try { return !!(__COND__); } catch { return false; } };
+  let held = false;
+  const test = () => {
+    if (held || !cond(b.s, b.m)) return;
+    held = true;
+    requestAnimationFrame((ts) => { b.met = ts; b.metStep = store.get('step'); });
+  };
   // The client's rows are {step, values} (frontend/js/core/client.js): their values merge.
-  const rows = (msg) => { for (const r of msg.rows || []) Object.assign(b.s, r.values || {}); };
+  const rows = (msg) => { for (const r of msg.rows || []) Object.assign(b.s, r.values || {}); test(); };
   c.on('scalars', rows);
   c.on('history', rows);
-  c.on('frame', (f) => { if (f.infer || f.replay) return; Object.assign(b.s, f.scalars || {}); b.m = f.meta || b.m; });
-  const tick = (ts) => {
-    b.state = store.get('state');
-    if (b.met === null && cond(b.s, b.m)) { b.met = ts; b.metStep = store.get('step'); return; }
-    requestAnimationFrame(tick);
-  };
-  requestAnimationFrame(tick);
+  c.on('frame', (f) => { if (f.infer || f.replay) return; Object.assign(b.s, f.scalars || {}); b.m = f.meta || b.m; test(); });
+  c.on('status', (m) => { b.state = m.state; });
+  b.state = store.get('state');
   return true;
 })()
 """
