@@ -65,7 +65,7 @@ class Params(LabParams):
         3, zh="最短输入", en="Shortest input", ge=1, le=10, show_if={"task": "reverse"}
     )
     max_len: int = param(
-        12,
+        10,
         zh="最长输入",
         en="Longest input",
         ge=4,

@@ -121,15 +121,14 @@ def test_after_300_steps_attention_aligns_anti_diagonally_and_wins_on_long_input
     assert s["arm.1.antidiag"] > 0.6, s  # every held-out reversal's rows
     assert "arm.0.antidiag" not in s
     hits = att["example"]["antidiag"]
-    # the one drawn example: well above chance (1 row in 12); its share varies with the
-    # CPU's float kernels (7 of 12 on one machine, 5 on another): the held-out figure above
-    # is the claim
-    assert hits["rows"] == 12 and hits["hits"] >= 4, hits
+    # the one drawn example: well above chance (1 row in 10); its share varies with the
+    # CPU's float kernels: the held-out figure above is the claim
+    assert hits["rows"] == 10 and hits["hits"] >= 4, hits
     align = {t.name: t.data for t in f.tensors}["arm.1.alignment"]
-    assert align.shape == (13, 12)  # 12 characters and EOS, teacher forced
-    peaks = align[:12].argmax(-1)
-    assert torch.all((peaks - torch.arange(11, -1, -1)).abs() <= 1), peaks  # on it or beside it
-    assert float(align[:12].flip(1).diagonal().mean()) > 0.4  # the mirror cell's mean weight
+    assert align.shape == (11, 10)  # 10 characters and EOS, teacher forced
+    peaks = align[:10].argmax(-1)
+    assert torch.all((peaks - torch.arange(9, -1, -1)).abs() <= 1), peaks  # on it or beside it
+    assert float(align[:10].flip(1).diagonal().mean()) > 0.4  # the mirror cell's mean weight
     assert s["arm.1.long_seq_acc"] > 0.6, s
     assert s["arm.0.long_seq_acc"] < 0.2, s
     assert s["arm.1.long_seq_acc"] > s["arm.0.long_seq_acc"] + 0.5

@@ -72,7 +72,7 @@ def test_seq2seq_in_chinese_with_a_refused_string(live_server, page):
     assert "教师强制：今天天气真好" in text and "对齐矩阵" in text
     assert "writes" not in text and "Teacher" not in text  # no English left in the view
     rows = page.locator(".s2s-steps tbody tr")
-    assert rows.count() == 2 * 13  # two arms × (12 characters + EOS)
+    assert rows.count() == 2 * 11  # two arms × (10 characters + EOS)
     page.fill(".s2s-input", "abc今")
     page.click(".s2s-run")
     page.wait_for_function("() => !document.querySelector('#toast').hidden")
