@@ -39,7 +39,7 @@ from models.norm_stats import (
 )
 from models.transformer import Transformer, TransformerConfig
 
-EVAL_EVERY = 10
+EVAL_EVERY = 20  # an evaluation costs the four arms about 2.7 steps (docs/norms.md)
 N_EVAL = 256  # held-out samples for accuracy, drawn once per session
 N_STATS = 64  # of them, the ones the attention statistics are measured on
 BETAS = (0.9, 0.99)  # the task recipes' AdamW (models.data.tasks.Recipe)

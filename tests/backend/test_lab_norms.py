@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from backend.labs.norms import CITED, N_STATS, NormsLab, Params
+from backend.labs.norms import CITED, EVAL_EVERY, N_STATS, NormsLab, Params
 from models.norm_stats import attention_stats
 from tests.wsutil import frames, open_lab, scalar_rows, step
 
@@ -24,14 +24,14 @@ def test_four_placements_step_in_lockstep_with_their_pictures(client):
     with client.websocket_connect("/ws") as ws:
         ready = open_lab(ws, "norms", SMALL)
         assert ready["params"]["compare"] == "placement" and ready["params"]["warmup"] == 0
-        msgs = step(ws, 10)
+        msgs = step(ws, EVAL_EVERY)
     rows = scalar_rows(msgs)
-    for s in range(1, 11):
+    for s in range(1, EVAL_EVERY + 1):
         assert {f"arm.{i}.loss" for i in range(4)} <= set(rows[s])
         assert {f"arm.{i}.grad_norm.blocks.1" for i in range(4)} <= set(rows[s])
-    for i in range(4):  # the evaluation at step 10: accuracy, logit, entropy
+    for i in range(4):  # the first evaluation: accuracy, logit, entropy
         assert {"seq_acc", "max_logit", "entropy"} <= {
-            k.split(".", 2)[2] for k in rows[10] if k.startswith(f"arm.{i}.")
+            k.split(".", 2)[2] for k in rows[EVAL_EVERY] if k.startswith(f"arm.{i}.")
         }
     f = frames(msgs)[-1]
     meta = f["header"]["meta"]
@@ -86,16 +86,16 @@ def test_the_picture_shows_the_last_evaluation_and_a_loaded_run_is_measured_agai
     one (its step named), the same numbers its scalars streamed; another run's state loaded
     is measured afresh from its weights (not this run's picture)."""
     lab = NormsLab(Params(**SMALL), 0, torch.device("cpu"))
-    for _ in range(9):
+    for _ in range(EVAL_EVERY - 1):
         lab.step(False)
-    at_ten = lab.step(True)
-    for _ in range(4):
+    at_eval = lab.step(True)
+    for _ in range(EVAL_EVERY // 2 - 1):
         lab.step(False)
-    later = lab.step(True)  # step 15
-    for i, (a, b) in enumerate(zip(at_ten.meta["arms"], later.meta["arms"], strict=True)):
-        assert a["stats_step"] == b["stats_step"] == 10
+    later = lab.step(True)  # half-way to the next evaluation
+    for i, (a, b) in enumerate(zip(at_eval.meta["arms"], later.meta["arms"], strict=True)):
+        assert a["stats_step"] == b["stats_step"] == EVAL_EVERY
         assert b["max_logit"] == a["max_logit"] and b["entropy"] == a["entropy"]
-        assert max(a["max_logit"]) == pytest.approx(at_ten.scalars[f"arm.{i}.max_logit"])
+        assert max(a["max_logit"]) == pytest.approx(at_eval.scalars[f"arm.{i}.max_logit"])
         assert b["grad_now"] != a["grad_now"]  # the gradients are the last step's
     other = NormsLab(Params(**SMALL), 1, torch.device("cpu"))
     for _ in range(12):
