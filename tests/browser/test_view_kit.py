@@ -340,3 +340,33 @@ def test_a_positive_only_log_axis_turns_linear_when_a_value_is_not(live_server, 
     open_kit(page, live_server)
     got = page.evaluate(POSITIVE)
     assert got == [["log", 3], ["linear", 5], ["log", 1]], got
+
+
+# A throttleFrame'd redraw asked for inside a paced draw (`measured`: the shell's frame draw,
+# a costly redraw) runs before the draw returns, once, with its latest arguments, so the
+# draw's measured time counts it; one queued for the next animation frame before the draw
+# does not run again there; outside a paced draw it waits for the next animation frame.
+MEASURED = """async () => {
+  const { measured, throttleFrame } = await import('/js/components/plot.js');
+  const calls = [];
+  const redraw = throttleFrame((v) => calls.push(v));
+  const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r)));
+  redraw('queued');
+  const inside = measured(() => { redraw('a'); redraw('b'); return calls.slice(); });
+  const after = calls.slice();
+  await frame();
+  const nextFrame = calls.slice();
+  redraw('outside');
+  const outside = calls.slice();
+  await frame();
+  return { inside, after, nextFrame, outside, last: calls.slice() };
+}"""
+
+
+def test_a_paced_draw_runs_the_redraws_it_asks_for_before_it_returns(live_server, page):
+    open_kit(page, live_server)
+    r = page.evaluate(MEASURED)
+    assert r["inside"] == []  # asked for while the draw runs
+    assert r["after"] == ["b"]  # run before `measured` returned: once, the latest arguments
+    assert r["nextFrame"] == ["b"]  # the frame queued before the draw did nothing
+    assert r["outside"] == ["b"] and r["last"] == ["b", "outside"]
