@@ -240,7 +240,8 @@ async function main() {
   const draw = { frame: null, infer: null, scheduled: false, cost: 0, end: 0 };
   const drawNow = () => {
     const wait = draw.end + draw.cost - performance.now();
-    if (wait > 0) { setTimeout(() => requestAnimationFrame(drawNow), wait); return; } // not a frame-by-frame poll: each one is a frame the page renders
+    // A timer, not an animation-frame poll: each polled frame is one the page renders.
+    if (wait > 0) { setTimeout(() => requestAnimationFrame(drawNow), wait); return; }
     draw.scheduled = false;
     const t0 = performance.now();
     const { frame, infer } = draw;

@@ -4,7 +4,7 @@
 // the KV cache. Everything drawn comes from the server's frames; the page computes no model
 // maths. The hovered token (store key `hoverToken`) is highlighted in every view.
 import './gpt/strings.js';
-import { setText } from '../core/dom.js';
+import { el, setText } from '../core/dom.js';
 import { currentLang, t } from '../core/i18n.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { tokenStrip } from '../components/tokenStrip.js';
@@ -33,16 +33,14 @@ export const lazyPlotly = true;
 // on nothing): the form sends the choice with the text.
 export const formWaits = { data: { 'text-pasted': { field: 'pasted', min: 100 } } };
 
-const div = (cls) => { const e = document.createElement('div'); if (cls) e.className = cls; return e; };
-
 export default function mount(root, ctx) {
   const { store, info } = ctx;
   root.innerHTML = '';
-  const view = div('gpt-view');
+  const view = el('div', 'gpt-view');
   root.append(view);
 
   // -- the leak banner ----------------------------------------------------------------------
-  const leak = div('gpt-leak');
+  const leak = el('div', 'gpt-leak');
   leak.hidden = true;
   leak.setAttribute('role', 'alert');
   const leakTitle = document.createElement('strong');
@@ -78,26 +76,23 @@ export default function mount(root, ctx) {
 
   // -- attention ----------------------------------------------------------------------------
   const pAttn = panel(dash.picturesEl, 'gpt.attention', { chart: false, hint: 'gpt.attn_hint', wide: true });
-  const solvedBadge = document.createElement('span');
-  solvedBadge.className = 'gpt-solved';
+  const solvedBadge = el('span', 'gpt-solved');
   solvedBadge.hidden = true;
   pAttn.el.querySelector('h3').after(solvedBadge);
-  const attnRow = div('gpt-attn-row');
-  const attnMain = div('gpt-attn-main');
-  const exampleLabel = div('gpt-sub');
-  const strip = tokenStrip(div(), { store });
-  const gridEl = div();
-  const legend = div('gpt-legend');
+  const attnRow = el('div', 'gpt-attn-row');
+  const attnMain = el('div', 'gpt-attn-main');
+  const exampleLabel = el('div', 'gpt-sub');
+  const strip = tokenStrip(el('div'), { store });
+  const gridEl = el('div');
+  const legend = el('div', 'gpt-legend');
   legend.innerHTML = '<span class="lg-scale"></span><span class="lg-text"></span><span class="lg-masked"></span><span class="lg-mtext"></span>';
-  const explain = document.createElement('p');
-  explain.className = 'gpt-explain';
-  const measuredEl = document.createElement('p'); // what the heads do, measured on this frame
-  measuredEl.className = 'gpt-explain gpt-measured';
+  const explain = el('p', 'gpt-explain');
+  const measuredEl = el('p', 'gpt-explain gpt-measured'); // what the heads do, measured on this frame
   attnMain.append(exampleLabel, strip.el, gridEl, legend, explain, measuredEl);
-  const side = div('gpt-attn-side');
+  const side = el('div', 'gpt-attn-side');
   const nextTitle = document.createElement('h4');
-  const next = probBars(div(), { max: 8 });
-  const facts = readout(div());
+  const next = probBars(el('div'), { max: 8 });
+  const facts = readout(el('div'));
   side.append(nextTitle, next.el, facts.el);
   attnRow.append(attnMain, side);
   pAttn.body.append(attnRow);
@@ -143,7 +138,7 @@ export default function mount(root, ctx) {
   const pResid = panel(grid, 'gpt.resid_chart', { chart: false });
   pResid.el.classList.add('gpt-resid');
   const residTitle = document.createElement('h4');
-  const resid = probBars(div(), { max: 10, scale: 'max', format: (v) => fmt(v, 3) });
+  const resid = probBars(el('div'), { max: 10, scale: 'max', format: (v) => fmt(v, 3) });
   pResid.body.append(residTitle, resid.el);
 
   // -- text sample (the leak's evidence) ----------------------------------------------------
@@ -152,8 +147,7 @@ export default function mount(root, ctx) {
   const sampleTitle = document.createElement('h3');
   const sampleText = document.createElement('pre');
   const prevTitle = document.createElement('h4');
-  const prevText = document.createElement('pre');
-  prevText.className = 'prev';
+  const prevText = el('pre', 'prev');
   const leakTry = document.createElement('button');
   leakTry.type = 'button';
   leakTry.onclick = () => { dash.keep(); ctx.setParams({ causal: false }); }; // compare with this run
