@@ -41,6 +41,11 @@ from models.transformer import Transformer, TransformerConfig, preset
 # before the update: data the model has not seen) shows the trend every step, and when it
 # passes SOLVED the held-out set is asked at once, so "solved at" stays exact.
 EVAL_EVERY = {"task": 200, "text": 25}
+# The text's evaluation is a forward pass over its held-out windows, a fixed cost: at batch 4
+# it is worth ~5 training steps, a fifth of the steps between evaluations every 25. Small
+# batches evaluate every few multiples of 25 instead, so the evaluations take at most this
+# share of the training (batch 4: every 75 steps; batch ≥ 9: every 25, as before).
+EVAL_SHARE = 0.1
 CONFIRM_GAP = 10  # steps at least between two confirming evaluations
 SAMPLE_EVERY = 100  # steps between the text samples shown in frames
 PACE_S, PACE_TOTAL_S = 0.03, 3.0  # generated tokens are paced so a learner can watch them
@@ -188,7 +193,7 @@ class GPTLab(TrainingLab):
     def eval_due(self, arm: Arm, scalars: dict[str, float]) -> bool:
         if not math.isfinite(scalars["loss"]):
             return False
-        if self.t % EVAL_EVERY[self.source.kind] == 0 or self.t == self.max_steps():
+        if self.t % self.eval_every_now() == 0 or self.t == self.max_steps():
             return True
         looks_solved = scalars.get("train_seq_acc", 0.0) > SOLVED  # the fresh batch says so
         return looks_solved and self.solved_at is None and self.t - self.eval_t >= CONFIRM_GAP
@@ -206,13 +211,23 @@ class GPTLab(TrainingLab):
         self.last_eval = {**out, "step": self.t}
         return out
 
+    def eval_every_now(self) -> int:
+        """Steps between held-out evaluations at the batch size now (batch is live)."""
+        every = EVAL_EVERY[self.source.kind]
+        if self.source.kind != "text":
+            return every
+        return every * max(1, math.ceil(self._eval_cost() / EVAL_SHARE / every))
+
+    def _eval_cost(self) -> float:
+        """The text's evaluation in training steps: its windows' forward pass."""
+        return len(self.source.eval_x) / self.params.batch * FORWARD_SHARE
+
     def _parts(self) -> int:
-        """A small batch's steps are short: the text's evaluation (its windows' forward
-        pass, in training steps) and its sample, in as many parts, spread over several."""
+        """A small batch's steps are short: the text's evaluation and its sample, in as
+        many parts, spread over several."""
         if self.source.kind != "text" or self.t >= self.max_steps():
             return 1  # the last step's evaluation has no later step to finish in
-        windows = len(self.source.eval_x)
-        return parts_for(windows / self.params.batch * FORWARD_SHARE)
+        return parts_for(self._eval_cost())
 
     def evaluate_in_parts(self, arm: Arm) -> Parts[dict[str, float]] | None:
         parts = self._parts()

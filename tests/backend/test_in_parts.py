@@ -124,6 +124,7 @@ def _gpt_run(monkeypatch, spread: bool, steps: int):
 
     monkeypatch.setattr(gpt_lab, "frozen_copy", counted)
     monkeypatch.setattr(gpt_lab, "parts_for", parts_for if spread else lambda cost: 1)
+    monkeypatch.setattr(gpt_lab, "EVAL_SHARE", 1.0)  # every 25 steps at batch 4 (see below)
     lab = gpt_lab.GPTLab(GPTParams(**SMALL_BATCH), 0, CPU)
     frames = {}  # step -> its frame
     for _ in range(steps):
@@ -176,3 +177,20 @@ def test_the_sample_waits_for_an_evaluation_under_way(monkeypatch):
     assert sorted(set(steps)) == [1, evaluated + 1]  # asked after it; nothing half-done shown
     written = [t for t in range(evaluated + 1, 171) if any(b == 1 for b, _ in forwards[t])]
     assert len(written) == SAMPLE_RUNS and written[-1] > 125  # it waited for 125's too
+
+
+def test_a_small_batch_evaluates_less_often_so_evaluations_stay_a_small_share():
+    """The text's evaluation is a fixed forward pass: at batch 4 every 75 steps, not 25."""
+    lab = gpt_lab.GPTLab(GPTParams(**SMALL_BATCH), 0, CPU)
+    frames = {}
+    for _ in range(75 + PARTS - 1):
+        frame = lab.step(False)
+        frames[lab.t] = frame
+    evaluated = [t for t, f in frames.items() if "val_loss" in f.scalars]
+    assert evaluated == [75 + PARTS - 1]  # asked at 75 (not 25, 50), done in its parts
+    for batch in (1, 2, 4, 8, 9, 64, 256):
+        lab.update_live(GPTParams(**{**SMALL_BATCH, "batch": batch}))
+        every = lab.eval_every_now()
+        assert every % 25 == 0 and lab._eval_cost() <= gpt_lab.EVAL_SHARE * every
+        assert every == 25 or lab._eval_cost() > gpt_lab.EVAL_SHARE * (every - 25)
+    assert lab.eval_every_now() == 25  # batch 256: as every batch of 9 or more
