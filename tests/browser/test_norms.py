@@ -44,6 +44,10 @@ def test_norms_placements_and_qk_norm_in_english(live_server, page):
     )
     grad = traces(page, 0)
     assert "pre · init" in grad and "post · now" in grad
+    # Logits are measured at evaluations (every 20 steps): at step 10 the "Now" panel shows
+    # the one at step 0, saying so, not a dash.
+    now = page.inner_text(".norms-view .dash-readout")
+    assert "pre · largest logit" in now and "(step\u00a00)" in now and "–" not in now
     assert traces(page, 2)[-1] == "uniform"
     assert not any("cap" in n for n in traces(page, 1))  # no QK-norm: no cap drawn
     screenshot(page, "norms-en")
@@ -70,6 +74,7 @@ def test_norms_in_chinese(live_server, page):
     page.wait_for_function("() => document.querySelector('#view').dataset.step === '10'")
     text = page.inner_text(".norms-view")
     assert "后置归一化一直停在瞎猜的水平" in text and "每层的注意力熵" in text
+    assert "（第\u00a00\u00a0步）" in page.inner_text(".norms-view .dash-readout")
     page.wait_for_function(
         "() => document.querySelector('.norms-cited').textContent.includes('编码器第 4 层')"
     )

@@ -45,6 +45,7 @@ addStrings({
     'norms.cited': 'Beside the toy: the text’s own model, with QK-norm, still logged a largest attention logit of {v} in {stack} layer {layer}. A measurement of that model, not of this toy.',
     'norms.encoder': 'encoder',
     'norms.now_row': '{arm} · largest logit',
+    'norms.at_eval': '(step\u00a0{n})', // no-break spaces: the note wraps as one piece
     'norms.warmup_now': 'Warm-up',
     'norms.warmup_steps': '{n} steps',
     'norms.warmup_none': 'none',
@@ -79,6 +80,7 @@ addStrings({
     'norms.cited': '放在玩具模型旁边：原文自己的模型用了 QK-norm，仍然在{stack}第 {layer} 层记录到最大注意力 logit {v}。这是那个模型的测量值，不是这个玩具的。',
     'norms.encoder': '编码器',
     'norms.now_row': '{arm} · 最大 logit',
+    'norms.at_eval': '（第\u00a0{n}\u00a0步）',
     'norms.warmup_now': '预热',
     'norms.warmup_steps': '{n} 步',
     'norms.warmup_none': '无',
@@ -103,7 +105,14 @@ export default function mount(root, ctx) {
       { title: 'norms.lr', keys: [{ key: 'lr', name: 'norms.lr_key' }], kept: false, logY: true },
     ],
     readout: (f, arms) => {
-      const out = arms.map((a, i) => ({ label: t('norms.now_row', { arm: a.label }), value: f.scalars[`arm.${i}.max_logit`] ?? '–' }));
+      // Measured at evaluations only: between them, the latest one's, with its step.
+      const out = arms.map((a, i) => {
+        const now = f.scalars[`arm.${i}.max_logit`];
+        const last = f.meta && Array.isArray(f.meta.arms) ? f.meta.arms[i] : null;
+        const at = now === undefined && last && Array.isArray(last.max_logit) && last.max_logit.length ? last : null;
+        const value = now ?? (at ? Math.max(...at.max_logit) : '–');
+        return { label: t('norms.now_row', { arm: a.label }), value, note: at ? t('norms.at_eval', { n: at.stats_step }) : '' };
+      });
       const w = f.meta && f.meta.warmup;
       out.push({ label: t('norms.warmup_now'), value: w ? t('norms.warmup_steps', { n: w }) : t('norms.warmup_none') });
       return out;
