@@ -67,9 +67,13 @@ class Settings(BaseSettings):
     # the same host can measure how late a frame arrives (the benchmark suite turns it on).
     frame_clock: bool = False
     # Each session's lab in a process of its own (backend/session_process.py): a lecture
-    # hall's fan-out and its training no longer share one GIL. A session opens 2–3 s slower
-    # and holds torch's memory of its own (docs/lecture.md: the join storm is worse).
+    # hall's fan-out and its training no longer share one GIL. Every session then holds
+    # memory of its own (docs/architecture.md, "Sessions and threads").
     session_process: bool = False
+    # A shared session's lab moves into a process of its own at its share (a class's only:
+    # a learner alone keeps the quick open and one process's memory). Moot when
+    # session_process is on.
+    class_process: bool = True
     # uvicorn's websocket implementation: the sans-I/O one sends a lecture hall more frames
     # with less memory than the legacy one (docs/benchmarks.md).
     ws_impl: Literal["websockets", "websockets-sansio", "wsproto"] = "websockets-sansio"

@@ -155,7 +155,7 @@ class SessionManager:
                 raise _shared_down(exc) from None
             session.share_code = code
             self.codes[code] = session.id
-            self._autosave_soon(session)  # a shared run is a class's: keep it from the start
+            self._background(self._class_begins(session))
         return session.share_code
 
     async def resolve_code(self, code: str, ip: str) -> ClassRef:
@@ -310,6 +310,14 @@ class SessionManager:
         while True:
             await self.beat()
             await asyncio.sleep(HEARTBEAT_S)
+
+    async def _class_begins(self, session: Session) -> None:
+        """A shared session is a class's: its lab gets a process of its own (Settings.
+        class_process), then its run is kept from the start (an autosave)."""
+        if self.settings.class_process:
+            await session.move_to_process()
+        if self.store is not None and self.settings.autosave_s > 0:
+            await self.autosave(session, force=True)
 
     # -- autosave -------------------------------------------------------------------------
     def _autosave_soon(self, session: Session) -> None:

@@ -82,6 +82,8 @@ class ManagerCollector:
         yield gauge("shaomai_connections", "Open websocket connections", len(conns))
         viewers = sum(1 for c in conns if c.role == "viewer")
         yield gauge("shaomai_viewers", "Connections watching a session they do not drive", viewers)
+        own = sum(1 for s in list(m.sessions.values()) if s.in_process)
+        yield gauge("shaomai_lab_processes", "Sessions whose lab runs in a process of its own", own)
         recorded = sum(s.timeline.frame_bytes for s in list(m.sessions.values()))
         yield gauge("shaomai_recorded_frame_bytes", "Frames kept for seek, all sessions", recorded)
         yield counter("shaomai_frames_sent", "Tensor frames sent", _totals["frames"])

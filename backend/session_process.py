@@ -47,7 +47,7 @@ def _preloaded() -> None:
 
     load_all()
     modules = sorted({cls.__module__ for cls in REGISTRY.values()})
-    _CTX.set_forkserver_preload(["backend.session_process", *modules])
+    _CTX.set_forkserver_preload(["backend.session_process", *modules, "backend.fork_server_warm"])
 
 
 def warm_up() -> None:
@@ -113,12 +113,20 @@ class _Child(WorkerSide):
         raise AssertionError("only sent to the parent")
 
 
+def _next_job(conn) -> Any:
+    """The parent's next job; None to end (asked, or the server ended without a word)."""
+    try:
+        return pipe_pickle.recv(conn)
+    except (EOFError, OSError):
+        return None
+
+
 def _child_main(conn, init: dict[str, Any]) -> None:
     from backend.worker import init_worker
 
     init_worker()
     worker = _Child(conn, **init)
-    while (msg := pipe_pickle.recv(conn)) is not None:
+    while (msg := _next_job(conn)) is not None:
         name, args, job = msg
         worker.epoch, worker._speed, worker.bus.n = job["epoch"], job["speed"], job["watchers"]
         worker.params = job["params"]
@@ -146,8 +154,10 @@ class RemoteWorker:
         _preloaded()
         self.session = session
         self.stop = _CTX.Event()
-        self.submitted = _CTX.Value("q", 0)
-        self.started = _CTX.Value("q", 0)
+        # The commands so far, as the session counts them (a lab that moved here, or a new
+        # process after one died, starts with the session's count: no command is waiting).
+        self.submitted = _CTX.Value("q", session._submitted)
+        self.started = _CTX.Value("q", session._submitted)
         self.conn, child_conn = _CTX.Pipe()
         init = {
             "lab_id": session.lab_cls.id,

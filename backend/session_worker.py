@@ -40,7 +40,10 @@ class WorkerSide:
         self._reported_at = 0.0  # when the worker last reported
         self._pacer = Pacer(settings.frame_fps)  # steps at the speed asked, frames at fps
 
-    def _build(self, state: dict | None = None, step: int = 0) -> None:
+    def _build(self, state: dict | None = None, step: int = 0, framed: int | None = None) -> None:
+        """A new lab, or with `state` a fork's or a saved run's going on from `step`; with
+        `framed` (the step last pictured) a lab that moved here (Session.move_to_process):
+        the run goes on as it was, and no frame is sent again."""
         with BUILDS:  # in arrival order, a core at a time (backend/worker.py)
             manual_seed(self.seed)
             self.lab = self.lab_cls(self.params, self.seed, self.device)
@@ -48,7 +51,10 @@ class WorkerSide:
             if state is not None:  # a fork or a saved run: the weights and the step go on
                 self.lab.load_state_dict(state)
             self._wstep = step
-            self._snapshot(self.epoch)
+            if framed is None:
+                self._snapshot(self.epoch)
+            else:
+                self._framed_step = framed
 
     def _extra(self, epoch: int, **more: Any) -> dict[str, Any]:
         """Header fields of a frame this session encodes (run; t when frame_clock is on)."""

@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from backend import metrics, protocol, wire
+from backend import metrics, protocol, session_process, wire
 from backend.admission import SessionError, pick_device, validate_params
 from backend.bus import FrameBus
 from backend.config import Settings
@@ -67,6 +67,7 @@ class Session(WorkerSide):
         self._executor = ThreadPoolExecutor(1, f"session-{self.id[:6]}", init_worker)
         self._loop = asyncio.get_running_loop()
         self._stop = threading.Event()
+        self._submitted = self._started = 0  # commands for the worker: queued = the difference
         self._remote: RemoteWorker | None = None  # the lab's own process, if any
         if settings.session_process:
             self._remote = RemoteWorker(self)
@@ -75,7 +76,6 @@ class Session(WorkerSide):
         self._player: asyncio.Task | None = None
         self._init_worker_state(settings)
         self._works = 0  # worker jobs started (see _went_idle)
-        self._submitted = self._started = 0  # commands for the worker: queued = the difference
         self.view_state: dict[str, Any] = {}
         self.kept: list[protocol.KeptRun] = []  # runs kept beside this one ("Keep this run")
         self.kept_made = 0  # keeps so far: the default labels #1, #2, ...
@@ -174,6 +174,47 @@ class Session(WorkerSide):
         """A deep copy of the lab's state, taken on the worker between two steps."""
         return await self._guard(self._command(self._copy_state))
 
+    @property
+    def in_process(self) -> bool:
+        """Does the lab run in a process of its own (a move to one finished)?"""
+        return self._remote is not None and self.lab is None
+
+    async def move_to_process(self) -> bool:
+        """Move the lab into a process of its own (a class's, at its share; docs/lecture.md):
+        its training then no longer shares this process's GIL with the class's fan-out. The
+        state is copied between two steps and built there; play goes on, bit for bit, with
+        no status change for the class to see. False where the lab stays here: it has a
+        process already, or the new one failed (logged; the class goes on as it was)."""
+        if self._remote is not None or self.read_only:
+            return False
+        await asyncio.to_thread(session_process.warm_up)  # once a server: ~2–3 s, not paused
+        async with self.command_lock:  # no play, pause or set in between
+            if self._remote is not None or self.state == "error":
+                return False
+            playing = self.state == "playing"
+            await self._stop_player()
+            thread_stop = self._stop
+            try:
+                state = await self._command(self._copy_state)
+                self._remote = await asyncio.to_thread(RemoteWorker, self)
+                self._stop = self._remote.stop
+                await self._command(self._build, state, self._wstep, self._framed_step)
+            except Exception:
+                log.exception("session %s: the lab could not move to a process", self.id[:6])
+                if self._remote is not None:
+                    self._remote.close()
+                self._remote, self._stop = None, thread_stop
+                moved = False
+            else:
+                self.lab = None  # the copy in this process: its memory goes
+                moved = True
+            if playing and self.state == "playing":
+                self._stop.clear()
+                self._player = asyncio.create_task(self._play_loop())
+        if moved:
+            log.info("session %s: its lab moved to a process of its own", self.id[:6])
+        return moved
+
     # -- kept runs ------------------------------------------------------------------------
     def keep(self, label: str | None = None) -> protocol.KeptRun:
         """Keep this run's scalar history, params and seed beside the next runs (resets and
@@ -265,11 +306,15 @@ class Session(WorkerSide):
         else:
             self._set_state(final)
 
-    async def pause(self) -> None:
+    async def _stop_player(self) -> None:
+        """The playing chunk ends at its next step; the state stays as it is."""
         self._stop.set()
         if self._player:
             await asyncio.gather(self._player, return_exceptions=True)
             self._player = None
+
+    async def pause(self) -> None:
+        await self._stop_player()
         if self.state == "playing":
             # The stop may land between two chunks: the picture of the last step, if unsent.
             await self._guard(self._command(self._flush_frame, self.epoch))

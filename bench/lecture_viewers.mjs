@@ -123,6 +123,16 @@ async function driver() {
   v.rtts = [];
   if (!(await v.ready)) throw new Error(`driver could not open: ${v.error}`);
   await opened; // the step-0 frame
+  // A teacher shares before the class joins: the lab moves into a process of its own then
+  // (backend Session.move_to_process), not in the measured window.
+  await new Promise((resolve) => {
+    const base = v.onMessage.bind(v);
+    v.onMessage = (data) => {
+      base(data);
+      if (typeof data === "string" && JSON.parse(data).type === "shared") { v.onMessage = base; resolve(); }
+    };
+    v.send({ type: "share" });
+  });
   say({ ready: true, session: v.session });
   await nextLine(); // go
   window_.open = true; window_.t0 = now();

@@ -1,0 +1,73 @@
+"""A class's lab in a process of its own (Settings.class_process, Session.move_to_process):
+at its share a session's lab moves out of the server's process between two steps, and the
+run goes on there, numbers bit for bit those it would have had, play included."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from fastapi.testclient import TestClient
+
+from backend.app import create_app
+from backend.config import Settings
+from tests.wsutil import open_lab, recv_until, scalar_rows, send, step
+
+SMALL = {"max_len": 6, "d_hidden": 32, "batch": 16}
+
+
+def _app(tmp_path, moves: bool) -> TestClient:
+    return TestClient(create_app(Settings(data_dir=tmp_path / "data", class_process=moves)))
+
+
+def _moved(session, seconds: float = 60.0) -> bool:
+    """Wait for the move (the fork server's first start takes a few seconds)."""
+    end = time.monotonic() + seconds
+    while not session.in_process and time.monotonic() < end:
+        time.sleep(0.05)
+    return session.in_process
+
+
+def _share(ws) -> None:
+    send(ws, {"type": "share"})
+    recv_until(ws, lambda m: m["type"] == "shared")
+
+
+def _class_run(tmp_path, moves: bool):
+    with _app(tmp_path, moves) as client, client.websocket_connect("/ws") as ws:
+        ready = open_lab(ws, "seq2seq", SMALL)
+        session = client.app.state.sessions.get(ready["session"])
+        msgs = step(ws, 5)
+        _share(ws)
+        assert _moved(session, 60.0 if moves else 1.0) is moves
+        if moves:
+            child = session._remote.process
+            assert session.lab is None and child.is_alive() and child.pid != os.getpid()
+        msgs += step(ws, 21)  # over the 25th update's held-out evaluation
+    return scalar_rows(msgs)
+
+
+def test_a_shared_labs_move_to_a_process_keeps_its_numbers_bit_for_bit(tmp_path):
+    moved = _class_run(tmp_path / "moved", moves=True)
+    stayed = _class_run(tmp_path / "stayed", moves=False)
+    assert sorted(moved) == list(range(1, 27))
+    assert moved == stayed  # every step's scalars, the evaluation's included
+    assert "arm.1.seq_acc" in moved[25]
+
+
+def test_play_goes_on_across_the_move(tmp_path):
+    with _app(tmp_path, moves=True) as client, client.websocket_connect("/ws") as ws:
+        ready = open_lab(ws, "seq2seq", SMALL)
+        session = client.app.state.sessions.get(ready["session"])
+        send(ws, {"type": "control", "action": "play", "speed": 20})
+        recv_until(ws, lambda m: m["type"] == "status" and m["state"] == "playing")
+        _share(ws)
+        assert _moved(session)
+        at = session.step
+        after, seen = recv_until(ws, lambda m: m["type"] == "scalars" and m["step"] > at + 5)
+        states = [m["state"] for m in seen if m["type"] == "status"]
+        assert "paused" not in states and session.state == "playing"  # nobody saw a pause
+        send(ws, {"type": "control", "action": "pause"})
+        paused, _ = recv_until(ws, lambda m: m["type"] == "status" and m["state"] == "paused")
+        assert paused["step"] >= after["step"]
+        assert scalar_rows(step(ws, 2)).keys() == {paused["step"] + 1, paused["step"] + 2}
