@@ -201,7 +201,7 @@ class SessionManager:
         self.classes_away.pop(code, None)
         if isinstance(self.shared, LocalState):  # one process: the code is back at once
             self.shared.codes[code] = self._ref(session)
-        self._autosave_soon(session)
+        self._background(self._class_begins(session))
         self._background(self.beat())
         log.info("session %s: class %s restored", session.id[:6], code)
 
@@ -320,11 +320,6 @@ class SessionManager:
             await self.autosave(session, force=True)
 
     # -- autosave -------------------------------------------------------------------------
-    def _autosave_soon(self, session: Session) -> None:
-        if self.store is None or self.settings.autosave_s <= 0:
-            return
-        self._background(self.autosave(session, force=True))
-
     async def autosave(self, session: Session, *, force: bool = False) -> str | None:
         """Save `session` into its autosave slot (replacing the last) if it moved since the
         last autosave (or `force`); the run id, or None when nothing was saved. A replay,
