@@ -51,10 +51,23 @@ def _preloaded() -> None:
 
 
 def warm_up() -> None:
-    """Start the fork server now (blocking, ~2–3 s: it imports torch and the labs), so the
-    first session does not wait for it on the event loop."""
+    """Start the fork server now and wait until it has imported torch and the labs (blocking,
+    ~2–3 s the first time), so that no session waits for it: a session moving into a process
+    (Session.move_to_process) stops its training only once a fork is quick."""
     _preloaded()
     forkserver.ensure_running()
+    _first_fork()
+
+
+@functools.cache
+def _first_fork() -> None:
+    child = _CTX.Process(target=_nothing, name="fork-server-ready")
+    child.start()  # the fork server answers once its preload is done
+    child.join()
+
+
+def _nothing() -> None:
+    """A child that ends at once (the fork server's first)."""
 
 
 class RemoteError(Exception):
