@@ -139,6 +139,7 @@ def _child_main(conn, init: dict[str, Any]) -> None:
 
     init_worker()
     worker = _Child(conn, **init)
+    pipe_pickle.send(conn, ("ready", None))  # its shared values are open: see RemoteWorker
     while (msg := _next_job(conn)) is not None:
         name, args, job = msg
         worker.epoch, worker._speed, worker.bus.n = job["epoch"], job["speed"], job["watchers"]
@@ -163,7 +164,10 @@ class RemoteWorker:
     """The parent's handle on a child: `call` runs one WorkerSide job there (blocking: call
     it on the session's worker thread), scheduling what it reports on `session`'s loop."""
 
-    def __init__(self, session) -> None:
+    def __init__(self, session, wait: bool = False) -> None:
+        """With `wait`, return once the child runs (blocking: off the event loop), so a
+        server that ends right after cannot take the shared values from a child still
+        starting (the fork server then printed a FileNotFoundError)."""
         _preloaded()
         self.session = session
         self.stop = _CTX.Event()
@@ -186,6 +190,9 @@ class RemoteWorker:
         self.process.start()
         child_conn.close()
         self._lock = threading.Lock()
+        if wait:  # the child's first message (else `call` passes it by)
+            kind, _ = pipe_pickle.recv(self.conn)
+            assert kind == "ready", kind
 
     def call(self, name: str, args: tuple, command: bool) -> Any:
         """Run the job `name(*args)` in the child; what it reports meanwhile goes to the
@@ -208,6 +215,8 @@ class RemoteWorker:
                     msg = pipe_pickle.recv(self.conn)
                 except (EOFError, OSError):  # it ended (killed, out of memory) mid-job
                     raise _failure("ChildExited", "the session's process ended") from None
+                if msg[0] == "ready":  # the child's first message, if not waited for
+                    continue
                 if msg[0] == "call":  # a report of the worker, for the loop
                     s._loop.call_soon_threadsafe(getattr(s, msg[1]), *msg[2])
                     continue

@@ -196,7 +196,7 @@ class Session(WorkerSide):
             thread_stop = self._stop
             try:
                 state = await self._command(self._copy_state)
-                self._remote = await asyncio.to_thread(RemoteWorker, self)
+                self._remote = await asyncio.to_thread(RemoteWorker, self, True)
                 self._stop = self._remote.stop
                 await self._command(self._build, state, self._wstep, self._framed_step)
             except Exception:
