@@ -183,9 +183,10 @@ class Session(WorkerSide):
         """Move the lab into a process of its own (a class's, at its share; docs/lecture.md):
         its training then no longer shares this process's GIL with the class's fan-out. The
         state is copied between two steps and built there; play goes on, bit for bit, with
-        no status change for the class to see. False where the lab stays here: it has a
+        no status change for the class to see. False where the lab stays here: it does not
+        train (a real model's weights would load twice, for no training to move), it has a
         process already, or the new one failed (logged; the class goes on as it was)."""
-        if self._remote is not None or self.read_only:
+        if self._remote is not None or self.read_only or not self.lab_cls.trains:
             return False
         await asyncio.to_thread(session_process.warm_up)  # once a server: ~2–3 s, not paused
         async with self.command_lock:  # no play, pause or set in between

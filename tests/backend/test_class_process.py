@@ -71,3 +71,13 @@ def test_play_goes_on_across_the_move(tmp_path):
         paused, _ = recv_until(ws, lambda m: m["type"] == "status" and m["state"] == "paused")
         assert paused["step"] >= after["step"]
         assert scalar_rows(step(ws, 2)).keys() == {paused["step"] + 1, paused["step"] + 2}
+
+
+def test_a_lab_that_does_not_train_stays_in_the_servers_process(tmp_path):
+    """Nothing to move (a real model's weights would only load twice)."""
+    with _app(tmp_path, moves=True) as client, client.websocket_connect("/ws") as ws:
+        ready = open_lab(ws, "attention")
+        session = client.app.state.sessions.get(ready["session"])
+        _share(ws)
+        assert client.portal.call(session.move_to_process) is False  # as the share's own ask
+        assert not session.in_process and session.lab is not None
