@@ -90,7 +90,8 @@ class Params(LabParams):
         live=True,
         validate_default=True,
     )
-    lr: float = adamw_lr_param(1e-2)
+    # 2e-3, not 1e-2: the delta arm recalls rebound keys in ~100 steps, not ~200 (docs)
+    lr: float = adamw_lr_param(2e-3)
     batch: int = param(64, zh="批大小", en="Batch size", ge=8, le=256, live=True)
     steps: int = param(300, zh="训练步数", en="Steps", ge=10, le=5000, live=True)
 
