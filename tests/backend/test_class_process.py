@@ -81,3 +81,25 @@ def test_a_lab_that_does_not_train_stays_in_the_servers_process(tmp_path):
         _share(ws)
         assert client.portal.call(session.move_to_process) is False  # as the share's own ask
         assert not session.in_process and session.lab is not None
+
+
+def test_a_student_forks_a_moved_class_with_its_weights_and_step(tmp_path):
+    """The fork's state comes from the class's process (copied there, over the pipe): the
+    student's next steps are the teacher's, number for number."""
+    with _app(tmp_path, moves=True) as client, client.websocket_connect("/ws") as teacher:
+        ready = open_lab(teacher, "seq2seq", SMALL)
+        step(teacher, 4)
+        _share(teacher)
+        assert _moved(client.app.state.sessions.get(ready["session"]))
+        with client.websocket_connect("/ws") as student:
+            send(student, {"type": "join", "session": ready["session"]})
+            recv_until(student, lambda m: m["type"] == "frame")
+            send(student, {"type": "fork"})
+            forked, _ = recv_until(student, lambda m: m["type"] == "ready")
+            assert forked["step"] == 4 and forked["session"] != ready["session"]
+            mine = {t: v for t, v in scalar_rows(step(student, 3)).items() if t > 4}
+        # (not `step`: the status of the student leaving may close it early)
+        send(teacher, {"type": "control", "action": "step", "count": 3})
+        last, seen = recv_until(teacher, lambda m: m["type"] == "status" and m["step"] >= 7)
+        theirs = {t: v for t, v in scalar_rows([*seen, last]).items() if t > 4}
+    assert sorted(mine) == [5, 6, 7] and mine == theirs
