@@ -18,12 +18,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from backend import metrics, protocol, session_process, wire
+from backend import metrics, protocol, wire
 from backend.admission import SessionError, pick_device, validate_params
 from backend.bus import FrameBus
 from backend.config import Settings
 from backend.labs.base import Lab, LabError, LabParams
 from backend.scalars_message import ScalarsTexts
+from backend.session_move import MovesToProcess
 from backend.session_process import RemoteWorker
 from backend.session_worker import WorkerSide
 from backend.timeline import Timeline
@@ -36,7 +37,7 @@ IDLE_TRIM_S = 2.0  # an idle session's worker memory is trimmed after this long
 PLAY_CHUNK_S = 1.0  # a playing session's worker job at most this long (see _play_loop)
 
 
-class Session(WorkerSide):
+class Session(WorkerSide, MovesToProcess):
     def __init__(
         self,
         lab_cls: type[Lab],
@@ -173,48 +174,6 @@ class Session(WorkerSide):
     async def copy_state(self) -> dict:
         """A deep copy of the lab's state, taken on the worker between two steps."""
         return await self._guard(self._command(self._copy_state))
-
-    @property
-    def in_process(self) -> bool:
-        """Does the lab run in a process of its own (a move to one finished)?"""
-        return self._remote is not None and self.lab is None
-
-    async def move_to_process(self) -> bool:
-        """Move the lab into a process of its own (a class's, at its share; docs/lecture.md):
-        its training then no longer shares this process's GIL with the class's fan-out. The
-        state is copied between two steps and built there; play goes on, bit for bit, with
-        no status change for the class to see. False where the lab stays here: it does not
-        train (a real model's weights would load twice, for no training to move), it has a
-        process already, or the new one failed (logged; the class goes on as it was)."""
-        if self._remote is not None or self.read_only or not self.lab_cls.trains:
-            return False
-        await asyncio.to_thread(session_process.warm_up)  # once a server: ~2–3 s, not paused
-        async with self.command_lock:  # no play, pause or set in between
-            if self._remote is not None or self.state == "error":
-                return False
-            playing = self.state == "playing"
-            await self._stop_player()
-            thread_stop = self._stop
-            try:
-                state = await self._command(self._copy_state)
-                self._remote = await asyncio.to_thread(RemoteWorker, self, True)
-                self._stop = self._remote.stop
-                await self._command(self._build, state, self._wstep, self._framed_step)
-            except Exception:
-                log.exception("session %s: the lab could not move to a process", self.id[:6])
-                if self._remote is not None:
-                    self._remote.close()
-                self._remote, self._stop = None, thread_stop
-                moved = False
-            else:
-                self.lab = None  # the copy in this process: its memory goes
-                moved = True
-            if playing and self.state == "playing":
-                self._stop.clear()
-                self._player = asyncio.create_task(self._play_loop())
-        if moved:
-            log.info("session %s: its lab moved to a process of its own", self.id[:6])
-        return moved
 
     # -- kept runs ------------------------------------------------------------------------
     def keep(self, label: str | None = None) -> protocol.KeptRun:

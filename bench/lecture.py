@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from bench.lecture_procs import Cpu, NodeChild, Rss, groups
+from bench.lecture_procs import Cpu, NodeChild, Rss, groups, lab_moved
 from bench.report import Figure, Result, percentiles
 from bench.server import Server
 
@@ -63,21 +63,6 @@ def sizes(opts) -> dict[str, Any]:
     return {"viewers": 1000, "seconds": 30.0, "storm": 3000, "storm_s": 20.0}
 
 
-def _lab_moved(srv: Server, timeout_s: float = 60.0) -> None:
-    """The driver shared at its open: wait until the class's lab runs in a process of its
-    own (Settings.class_process, on by default), so the window measures the class, not the
-    move and the fork server's first start."""
-    off = ("0", "false", "no", "off", "")
-    moves = os.environ.get("SHAOMAI_CLASS_PROCESS", "true").lower() not in off
-    if not moves and os.environ.get("SHAOMAI_SESSION_PROCESS", "false").lower() in off:
-        return
-    end = time.monotonic() + timeout_s
-    while srv.metric("shaomai_lab_processes") < 1:
-        if time.monotonic() > end:
-            raise RuntimeError(f"the class's lab did not move to a process within {timeout_s} s")
-        time.sleep(0.1)
-
-
 def _watch(part: str, params: dict, n: int, seconds: float, subscribe: dict | None) -> dict:
     """One driver plays; n viewers (joined first) watch for `seconds`."""
     with Server(env=SERVER_ENV, name=f"lecture-{part}") as srv:
@@ -88,7 +73,7 @@ def _watch(part: str, params: dict, n: int, seconds: float, subscribe: dict | No
         kids: list[NodeChild] = []
         try:
             session = driver.read(120)["session"]
-            _lab_moved(srv)
+            lab_moved(srv)
             rss_open = srv.rss()
             recorded_open = srv.metric(RECORDED)
             spec = {"role": "viewers", "url": srv.ws_url, "session": session}
@@ -136,7 +121,7 @@ def _storm(n: int, seconds: float) -> dict:
         kids: list[NodeChild] = []
         try:
             session = driver.read(120)["session"]
-            _lab_moved(srv)
+            lab_moved(srv)
             rss_open = srv.rss()
             spec = {"role": "viewers", "url": srv.ws_url, "session": session, "storm": True}
             spec["join_timeout_s"] = 60

@@ -100,3 +100,19 @@ class Rss:
         self.thread.join(5)
         self.values.append(self.srv.rss())
         return self.values
+
+
+def lab_moved(srv: Server, timeout_s: float = 60.0) -> None:
+    """The driver shared at its open: wait until the class's lab runs in a process of its
+    own (the server's Settings, read from the same environment), so the window measures the
+    class, not the move and the fork server's first start."""
+    from backend.config import Settings
+
+    settings = Settings()
+    if not (settings.class_process or settings.session_process):
+        return
+    end = time.monotonic() + timeout_s
+    while srv.metric("shaomai_lab_processes") < 1:
+        if time.monotonic() > end:
+            raise RuntimeError(f"the class's lab did not move to a process within {timeout_s} s")
+        time.sleep(0.1)
