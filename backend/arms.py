@@ -50,6 +50,8 @@ class Arm:
     update_norm: float = math.nan
     # An evaluation in parts still running (TrainingLab.evaluate_in_parts), or None.
     evaluating: Generator[None, None, dict[str, float]] | None = None
+    # One finished at once by TrainingLab.finish_parts: its numbers go with the next step.
+    evaluated: dict[str, float] = field(default_factory=dict)
 
     @property
     def stage_labels(self) -> list[str]:

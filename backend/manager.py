@@ -208,7 +208,7 @@ class SessionManager:
     async def fork(self, source: Session, ip: str) -> Session:
         """A new session from `source`'s params, seed, step, weights, scalar history and
         kept runs."""
-        state = await source.copy_state()
+        state = await source.copy_state(finish=True)
         history = list(zip(*source.timeline.scalars_after(-1), strict=True))
         forked = await self.create(
             source.lab_cls.id,

@@ -37,7 +37,7 @@ class MovesToProcess:
             await self._stop_player()
             thread_stop = self._stop
             try:
-                state = await self._command(self._copy_state)
+                state = await self._command(self._copy_state, True)  # work in parts finished
                 self._remote = await asyncio.to_thread(RemoteWorker, self, True)
                 self._stop = self._remote.stop
                 await self._command(self._build, state, self._wstep, self._framed_step)

@@ -84,7 +84,11 @@ class WorkerSide:
                 self._loop.call_soon_threadsafe(self._publish_frame, buf)
         return loss
 
-    def _copy_state(self) -> dict:
+    def _copy_state(self, finish: bool = False) -> dict:
+        """`finish`: for a fork or a move, work in parts under way is finished first (its
+        numbers then reach both runs), not left behind."""
+        if finish:
+            self.lab.finish_parts()
         return copy.deepcopy(self.lab.state_dict())
 
     def _snapshot(self, epoch: int, record_scalars: bool = True) -> None:

@@ -171,9 +171,10 @@ class Session(WorkerSide, MovesToProcess):
         await self._guard(self._command(self._build, state, step))
         self._went_idle()
 
-    async def copy_state(self) -> dict:
-        """A deep copy of the lab's state, taken on the worker between two steps."""
-        return await self._guard(self._command(self._copy_state))
+    async def copy_state(self, finish: bool = False) -> dict:
+        """A deep copy of the lab's state, taken on the worker between two steps (`finish`:
+        work in parts under way finished first, for a fork)."""
+        return await self._guard(self._command(self._copy_state, finish))
 
     # -- kept runs ------------------------------------------------------------------------
     def keep(self, label: str | None = None) -> protocol.KeptRun:

@@ -29,7 +29,7 @@ from torch import Tensor, nn
 
 from backend import trainer_state
 from backend.arms import Arm, ArmSpec, update_size  # Arm, ArmSpec: labs import them here
-from backend.in_parts import Parts, advance, pending
+from backend.in_parts import Parts, advance, pending, whole
 from backend.labs.base import Frame, Lab, LabParams, TensorOut
 from backend.schedules import StepsAndWarmup  # noqa: F401 - labs import it here
 from backend.side_by_side import side_by_side
@@ -140,6 +140,13 @@ class TrainingLab(Lab):
     def snapshot_scalars(self, arm: Arm) -> dict[str, float]:
         """One arm's scalars without stepping (step 0, after a live change)."""
         return self.arm_scalars(arm, None, None)
+
+    def finish_parts(self) -> None:
+        """Finish each arm's evaluation in parts now (before a fork or a move: the work,
+        a generator, cannot travel with the state); its numbers go with the next step."""
+        for arm in self.arm_list:
+            if arm.evaluating is not None:
+                arm.evaluated, arm.evaluating = whole(arm.evaluating), None
 
     def lab_state(self) -> dict[str, Any]:
         """The lab's own state for a fork (cursors, counters), beside the engine's."""
@@ -269,6 +276,8 @@ class TrainingLab(Lab):
         else:
             out = None
         scalars.update(self.arm_scalars(arm, batch, out))
+        scalars.update(arm.evaluated)  # one finished between two steps (finish_parts)
+        arm.evaluated = {}
         work = arm.evaluating
         if work is None and self.eval_due(arm, scalars):
             work = self.evaluate_in_parts(arm)

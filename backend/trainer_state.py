@@ -23,6 +23,7 @@ def state_of(lab: TrainingLab) -> dict[str, Any]:
                 "diverged": a.diverged,
                 "scalars": dict(a.scalars),
                 "grad_norms": list(a.grad_norms),
+                "evaluated": dict(a.evaluated),
             }
             for a in lab.arm_list
         ],
@@ -48,6 +49,7 @@ def load(lab: TrainingLab, state: dict[str, Any]) -> None:
             arm.generator.set_state(s["gen"])
         arm.diverged = s.get("diverged", False)
         arm.evaluating = None  # one in parts stays with the run it was asked in
+        arm.evaluated = dict(s.get("evaluated", {}))  # (finish_parts before a fork or a move)
         arm.scalars = dict(s.get("scalars", {}))
         arm.grad_norms = list(s.get("grad_norms", []))
     lab.load_lab_state(state.get("lab", {}))

@@ -295,6 +295,10 @@ class Lab:
     def state_dict(self) -> dict[str, Any]:
         return {}
 
+    def finish_parts(self) -> None:
+        """Finish work in parts under way now (a TrainingLab's; before a fork or a move)."""
+        return None
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
         return None
 

@@ -22,7 +22,15 @@ from typing import Any
 
 import torch
 
-from backend.in_parts import FORWARD_SHARE, Parts, advance, frozen_copy, parts_for, pending
+from backend.in_parts import (
+    FORWARD_SHARE,
+    Parts,
+    advance,
+    frozen_copy,
+    parts_for,
+    pending,
+    whole,
+)
 from backend.labs import register
 from backend.labs._gpt_cell import CellInput, cell_frame
 from backend.labs._gpt_frames import InferInput, example_picture, generation_frames
@@ -318,11 +326,23 @@ class GPTLab(TrainingLab):
             raise LabError(str(exc), field="input") from None
 
     # -- persistence (the engine saves the model, optimizer and generators) ---------------
+    def finish_parts(self) -> None:
+        super().finish_parts()
+        if self.sampling is not None:
+            asked, work = self.sampling
+            self.sample, self.sampling = (asked, whole(work)), None
+
     def lab_state(self) -> dict[str, Any]:
-        return {"solved_at": self.solved_at, "eval_t": self.eval_t, "last_eval": self.last_eval}
+        return {
+            "solved_at": self.solved_at,
+            "eval_t": self.eval_t,
+            "last_eval": self.last_eval,
+            "sample": self.sample and list(self.sample),
+        }
 
     def load_lab_state(self, state: dict[str, Any]) -> None:
         self.solved_at = state.get("solved_at")
         self.eval_t = state.get("eval_t", -CONFIRM_GAP)
         self.last_eval = dict(state.get("last_eval", {}))
-        self.sample = self.sampling = None
+        sample = state.get("sample")
+        self.sample, self.sampling = (tuple(sample) if sample else None), None

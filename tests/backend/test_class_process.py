@@ -11,9 +11,12 @@ from fastapi.testclient import TestClient
 
 from backend.app import create_app
 from backend.config import Settings
-from tests.wsutil import open_lab, recv_until, scalar_rows, send, step
+from backend.in_parts import parts_for
+from tests.wsutil import frames, open_lab, recv_until, scalar_rows, send, step
 
 SMALL = {"max_len": 6, "d_hidden": 32, "batch": 16}
+TEXT_BATCH_4 = {"data": "text-en", "n_ctx": 32, "batch": 4}  # evaluated in parts, every 75
+PARTS = parts_for(64 / 4 / 3)  # its 64 held-out windows, in parts of a third of a step
 
 
 def _app(tmp_path, moves: bool) -> TestClient:
@@ -103,3 +106,46 @@ def test_a_student_forks_a_moved_class_with_its_weights_and_step(tmp_path):
         last, seen = recv_until(teacher, lambda m: m["type"] == "status" and m["step"] >= 7)
         theirs = {t: v for t, v in scalar_rows([*seen, last]).items() if t > 4}
     assert sorted(mine) == [5, 6, 7] and mine == theirs
+
+
+def _text_run(tmp_path, moves: bool):
+    """gpt's text at batch 4, shared at step 76, while its evaluation asked at 75 is under way."""
+    with _app(tmp_path, moves) as client, client.websocket_connect("/ws") as ws:
+        ready = open_lab(ws, "gpt", TEXT_BATCH_4)
+        session = client.app.state.sessions.get(ready["session"])
+        msgs = step(ws, 76)
+        _share(ws)
+        assert _moved(session, 60.0 if moves else 1.0) is moves
+        after = step(ws, 1)
+        msgs += after + step(ws, PARTS)
+    vals = {t: v["val_loss"] for t, v in scalar_rows(msgs).items() if "val_loss" in v}
+    return vals, frames(after)[-1]["header"]["meta"]
+
+
+def test_a_move_finishes_the_evaluation_under_way_and_the_class_sees_it(tmp_path):
+    """Not dropped with the thread's copy of the lab: its numbers reach the class with the
+    first step after the move (the held-out perplexity would wait 75 steps), and the text
+    sample goes along too."""
+    assert PARTS > 2
+    moved, meta = _text_run(tmp_path / "moved", moves=True)
+    stayed, stayed_meta = _text_run(tmp_path / "stayed", moves=False)
+    assert list(stayed) == [75 + PARTS - 1]  # in parts, as it would have been
+    assert list(moved) == [77] and moved[77] == stayed[75 + PARTS - 1]
+    assert meta["eval"]["step"] == 75 and meta["eval"]["val_loss"] == moved[77]
+    assert meta["sample"] == stayed_meta["sample"]  # the one written at the open, not gone
+
+
+def test_a_fork_during_an_evaluation_in_parts_gets_its_numbers(tmp_path):
+    """A student's fork at step 76 (Session.copy_state(finish=True)): the evaluation asked at
+    75 comes with the fork's first step, as with the class's."""
+    with _app(tmp_path, moves=False) as client, client.websocket_connect("/ws") as teacher:
+        ready = open_lab(teacher, "gpt", TEXT_BATCH_4)
+        step(teacher, 76)
+        _share(teacher)
+        with client.websocket_connect("/ws") as student:
+            send(student, {"type": "join", "session": ready["session"]})
+            recv_until(student, lambda m: m["type"] == "frame")
+            send(student, {"type": "fork"})
+            recv_until(student, lambda m: m["type"] == "ready")
+            mine = scalar_rows(step(student, 1))
+    assert "val_loss" in mine[77]

@@ -4,6 +4,7 @@ and its result is still the model's at the step it was asked."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import defaultdict
 
@@ -86,15 +87,32 @@ def test_an_evaluation_in_parts_is_the_models_at_the_step_it_was_asked():
     assert rows_parted[4]["loss"] == rows_whole[4]["loss"]  # training is not touched
 
 
-def test_a_fork_leaves_an_evaluation_under_way_behind():
+def test_a_saved_state_leaves_an_evaluation_under_way_behind():
     lab, _ = _fit(True)  # the one asked at step 12 is under way
-    fork = Fit(LabParams(), 0, CPU)
-    fork.load_state_dict(lab.state_dict())
-    assert fork.arm.evaluating is None
-    fork_rows = [fork.step(False).scalars for _ in range(4)]  # steps 14-17
+    saved = Fit(LabParams(), 0, CPU)
+    saved.load_state_dict(lab.state_dict())
+    assert saved.arm.evaluating is None
+    saved_rows = [saved.step(False).scalars for _ in range(4)]  # steps 14-17
     rows = [lab.step(False).scalars for _ in range(4)]
-    assert not any("held" in r for r in fork_rows)  # nothing half-done carried over
+    assert not any("held" in r for r in saved_rows)  # nothing half-done carried over
     assert ["held" in r for r in rows] == [False, False, True, False]  # the source's, at 16
+
+
+def test_a_fork_finishes_the_evaluation_under_way_and_both_runs_report_it():
+    """Before a fork or a move (Session._copy_state(finish=True)): the numbers of the
+    evaluation asked at step 12 go out with step 14 in the source and in its copy."""
+    untouched, _ = _fit(True)
+    held_at_16 = [untouched.step(False).scalars for _ in range(4)][2]["held"]
+    lab, _ = _fit(True)
+    lab.finish_parts()
+    assert lab.arm.evaluating is None
+    fork = Fit(LabParams(), 0, CPU)
+    fork.load_state_dict(copy.deepcopy(lab.state_dict()))
+    rows = [lab.step(False).scalars for _ in range(4)]  # steps 14-17
+    fork_rows = [fork.step(False).scalars for _ in range(4)]
+    assert rows == fork_rows  # the copy steps as the source does, the evaluation's included
+    assert ["held" in r for r in rows] == [True, False, False, False]
+    assert rows[0]["held"] == held_at_16  # the model's at step 12, as the parts would have
 
 
 def test_parts_grow_with_the_work_and_stop_at_the_cap():
