@@ -22,6 +22,7 @@ copy-on-write with the fork server at first).
 
 from __future__ import annotations
 
+import faulthandler
 import functools
 import logging
 import multiprocessing as mp
@@ -134,10 +135,18 @@ def _next_job(conn) -> Any:
         return None
 
 
-def _child_main(conn, init: dict[str, Any]) -> None:
+def child_start() -> None:
+    """What a session process does first, before any job (and any helper thread)."""
+    from backend.warm_torch import first_products
     from backend.worker import init_worker
 
+    faulthandler.enable(all_threads=True)  # a crash leaves its stacks in the server's log
     init_worker()
+    first_products()  # on this thread, before a helper's: backend/warm_torch.py
+
+
+def _child_main(conn, init: dict[str, Any]) -> None:
+    child_start()
     worker = _Child(conn, **init)
     pipe_pickle.send(conn, ("ready", None))  # its shared values are open: see RemoteWorker
     while (msg := _next_job(conn)) is not None:
