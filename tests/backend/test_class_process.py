@@ -36,13 +36,19 @@ def _share(ws) -> None:
     recv_until(ws, lambda m: m["type"] == "shared")
 
 
+def _shared_at(client, ws, lab: str, params: dict, steps: int, moves: bool):
+    """Open `lab`, step it, share it: (its session, the messages of the steps), moved or not."""
+    ready = open_lab(ws, lab, params)
+    session = client.app.state.sessions.get(ready["session"])
+    msgs = step(ws, steps)
+    _share(ws)
+    assert _moved(session, 60.0 if moves else 1.0) is moves
+    return session, msgs
+
+
 def _class_run(tmp_path, moves: bool):
     with _app(tmp_path, moves) as client, client.websocket_connect("/ws") as ws:
-        ready = open_lab(ws, "seq2seq", SMALL)
-        session = client.app.state.sessions.get(ready["session"])
-        msgs = step(ws, 5)
-        _share(ws)
-        assert _moved(session, 60.0 if moves else 1.0) is moves
+        session, msgs = _shared_at(client, ws, "seq2seq", SMALL, 5, moves)
         if moves:
             child = session._remote.process
             assert session.lab is None and child.is_alive() and child.pid != os.getpid()
@@ -111,11 +117,7 @@ def test_a_student_forks_a_moved_class_with_its_weights_and_step(tmp_path):
 def _text_run(tmp_path, moves: bool):
     """gpt's text at batch 4, shared at step 76, while its evaluation asked at 75 is under way."""
     with _app(tmp_path, moves) as client, client.websocket_connect("/ws") as ws:
-        ready = open_lab(ws, "gpt", TEXT_BATCH_4)
-        session = client.app.state.sessions.get(ready["session"])
-        msgs = step(ws, 76)
-        _share(ws)
-        assert _moved(session, 60.0 if moves else 1.0) is moves
+        _, msgs = _shared_at(client, ws, "gpt", TEXT_BATCH_4, 76, moves)
         after = step(ws, 1)
         msgs += after + step(ws, PARTS)
     vals = {t: v["val_loss"] for t, v in scalar_rows(msgs).items() if "val_loss" in v}
