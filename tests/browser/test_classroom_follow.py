@@ -99,3 +99,27 @@ def test_presenter_class_follows_the_enlarged_head_and_a_reload_stays_in(live_se
     finally:
         tctx.close()
         sctx.close()
+
+
+def test_a_student_who_joins_late_reads_the_classs_pace_not_its_step(live_server, browser):
+    """The dock's steps per second: a phone that joins at step ≥ 150 of a class playing 5
+    steps a second reads about 5, never the steps it caught up with in its first second."""
+    from tests.browser.shared_class import gpt_class
+
+    with gpt_class(live_server, browser) as (teacher, student, code, errors):
+        teacher.click("[data-act=play]")
+        teacher.wait_for_function("() => window.shaomai.store.get('step') >= 150")
+        teacher.select_option("[data-act=speed]", "5")
+        teacher.wait_for_function(  # the class is at its new pace
+            "() => { const r = parseFloat(document.querySelector('#rate').textContent);"
+            " return r > 0 && r <= 6; }"
+        )
+        student.goto(f"{live_server}/join/{code}?lang=en")
+        student.wait_for_function(ROLE.format("viewer"))
+        seen = []
+        for _ in range(8):  # the readout changes once a second
+            seen.append(student.inner_text("#rate"))
+            student.wait_for_timeout(500)
+        rates = [float(t.split()[0]) for t in seen if t]
+        assert rates and max(rates) <= 12, seen  # about 5 (a second's steps over a tick)
+        assert not errors, errors

@@ -3,15 +3,21 @@
 import { has, t } from '../core/i18n.js';
 import { scalarNames } from './plot.js';
 
-/** The steps per second actually taken (not the asked speed), measured from the steps seen. */
+/**
+ * The steps per second actually taken (not the asked speed), measured from the steps seen
+ * between two ticks that both saw the run playing: a student who joins a class at step 300
+ * (or a learner pressing play after a jump) is not told of 300 steps in one second.
+ */
 export function stepRate(el, store) {
-  const rate = { at: performance.now(), step: 0, shown: '' };
+  const rate = { at: performance.now(), step: 0, playing: false, shown: '' };
   return setInterval(() => {
     const now = performance.now();
     const s = store.get('step') || 0;
-    const n = store.get('state') === 'playing' && s >= rate.step ? ((s - rate.step) * 1000) / (now - rate.at) : 0;
+    const playing = store.get('state') === 'playing';
+    const n = playing && rate.playing && s >= rate.step ? ((s - rate.step) * 1000) / (now - rate.at) : 0;
     rate.at = now;
     rate.step = s;
+    rate.playing = playing;
     const text = n > 0 ? t('steps_per_s_now', { n: n >= 10 ? Math.round(n) : n.toFixed(1) }) : '';
     if (text !== rate.shown) { rate.shown = text; el.textContent = text; }
   }, 1000);
