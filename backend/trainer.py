@@ -276,8 +276,9 @@ class TrainingLab(Lab):
         else:
             out = None
         scalars.update(self.arm_scalars(arm, batch, out))
-        scalars.update(arm.evaluated)  # one finished between two steps (finish_parts)
-        arm.evaluated = {}
+        if arm.evaluated:  # one finished between two steps (finish_parts)
+            scalars.update(arm.evaluated)
+            arm.evaluated = {}
         work = arm.evaluating
         if work is None and self.eval_due(arm, scalars):
             work = self.evaluate_in_parts(arm)

@@ -44,10 +44,12 @@ def _parent(results) -> None:
     for _ in range(CHILDREN):
         pid = os.fork()
         if pid == 0:
+            code = 1  # a Python error is a failure too, not only a signal
             try:
                 _two_threads_first_products()
+                code = 0
             finally:
-                os._exit(0)
+                os._exit(code)
         _, status = os.waitpid(pid, 0)
         codes.append(os.waitstatus_to_exitcode(status))
     results.put(codes)
