@@ -33,6 +33,7 @@ SCENARIOS = {
     "hosted": "bench.hosted",  # two replicas behind nginx with Redis and PostgreSQL
     "readers": "bench.readers",  # 2,000 readers across replicas while a class follows
     "insight": "bench.insight",  # issue 19: every lab, open → first frame → its effect
+    "gpu": "bench.gpu",  # issue 19: a ~10M GPT live on CUDA (reports "not run" without one)
     "fuzz": "bench.fuzz",  # an extra scenario, when present: run() -> dict
 }
 

@@ -25,7 +25,8 @@ def device() -> torch.device:
     return pick_device("auto")
 
 
-def _sync(dev: torch.device) -> None:
+def sync(dev: torch.device) -> None:
+    """Wait for the device's queued work, so a step's time includes it."""
     if dev.type == "cuda":
         torch.cuda.synchronize()
 
@@ -57,9 +58,13 @@ def bare_loop(n: int, warmup: int = 0) -> list[float]:
     return times
 
 
-def new_lab():
+def lab_class(name: str):
     load_all()
-    lab_cls = REGISTRY[LAB]
+    return REGISTRY[name]
+
+
+def new_lab():
+    lab_cls = lab_class(LAB)
     torch.manual_seed(0)
     return lab_cls(lab_cls.Params(), 0, device())
 
@@ -76,7 +81,7 @@ def lab_loop(n: int, capture: bool) -> list[float]:
         frame.step = i + 1
         if capture:
             wire.encode(frame, {"run": 0})
-        _sync(dev)
+        sync(dev)
         times.append(time.perf_counter() - t0)
     return times
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 
 import pytest
+import torch
 
+from bench import gpu
 from bench.frame_bytes import gpt_frame
 from bench.procs import Child
 from bench.report import Figure, percentiles, table
@@ -74,3 +76,39 @@ def test_the_lecture_scenario_runs_its_join_storm_with_node_viewers():
     assert figs["storm: viewers joined"].value == 20
     assert figs["storm: driver control round trip, worst"].value is not None
     assert res.raw["storm"]["cpu"]["server"] > 0
+
+
+def test_the_gpu_scenario_says_it_did_not_run_without_cuda():
+    from types import SimpleNamespace
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: the scenario would run for real")
+    (fig,) = gpu.run(SimpleNamespace(quick=True)).figures
+    assert fig.name == "not run" and fig.ok is None and "no CUDA device" in fig.note
+
+
+@pytest.mark.slow
+def test_the_gpu_scenarios_rounds_run_end_to_end_on_a_tiny_model_on_the_cpu():
+    """bench/gpu.py's measurement, device aside: a real server plays the lab beside the bare
+    loop of the same config; every round trains the asked steps in all three."""
+    tiny = {"data": "text-en", "n_layers": 1, "n_heads": 2, "d_model": 32, "n_ctx": 16, "batch": 4}
+    out = gpu.measure(tiny, 6, 1, torch.device("cpu"))
+    (row,) = out["rows"]
+    assert row["steps"] == 6 and row["state"] == "done" and row["frames"] >= 1
+    assert row["bare"] > 0 and row["lab"] > 0
+    assert out["params"] == gpu.new_lab(tiny, torch.device("cpu")).model.num_params()
+    names = {f.name for f in gpu.figures(out)}
+    assert {"session steps/s (1 client)", "session / bare (median of rounds)"} <= names
+
+
+def test_the_gpu_scenarios_model_is_about_ten_million_parameters_and_fits_its_servers_cap():
+    """The gpt lab takes the scenario's shape (d_model up to 384), its config counts ≈ 10M
+    parameters, and the lab's memory estimate fits the cap the scenario's server is given."""
+    from bench.baseline import lab_class
+
+    lab_cls = lab_class("gpt")
+    p = lab_cls.Params(**gpu.BIG)
+    mb, _ = lab_cls.estimate_mb(p)
+    assert 512 < mb <= float(gpu.SERVER_ENV["SHAOMAI_MAX_SESSION_MB"])
+    n = gpu.new_lab(gpu.BIG, torch.device("cpu")).model.cfg.param_count()
+    assert 9e6 < n < 12e6

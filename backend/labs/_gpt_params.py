@@ -67,7 +67,7 @@ class Params(LabParams):
     n_layers: int = param(2, zh="层数", en="Layers", ge=1, le=6)
     n_heads: int = param(4, zh="每层注意力头数", en="Heads per layer", ge=1, le=8)
     d_model: int = param(
-        64, zh="模型宽度 d_model", en="Width d_model", ge=16, le=256, step=8, validate_default=True
+        64, zh="模型宽度 d_model", en="Width d_model", ge=16, le=384, step=8, validate_default=True
     )
     n_ctx: int = param(
         64, zh="上下文长度 (文本)", en="Context length (text)", ge=8, le=256, show_if=SHOW_TEXT
