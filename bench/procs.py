@@ -11,7 +11,7 @@ import sys
 import threading
 from typing import Any
 
-from bench.server import RESULTS, ROOT
+from bench.server import RESULTS, ROOT, python_path
 
 
 class Child:
@@ -24,7 +24,7 @@ class Child:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.clients", role, json.dumps(spec)],
             cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env={**os.environ, "PYTHONPATH": python_path()},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err,

@@ -15,6 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 
 
+def python_path() -> str:
+    """The repository first, then whatever PYTHONPATH already held (on a lent GPU machine
+    the web stack's wheels are installed into a folder named there: tools/device_wheels.sh)."""
+    return os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -78,7 +84,7 @@ class Server:
         RESULTS.mkdir(parents=True, exist_ok=True)
         env = {
             **os.environ,
-            "PYTHONPATH": str(ROOT),
+            "PYTHONPATH": python_path(),
             "SHAOMAI_DATA_DIR": tempfile.mkdtemp(prefix="shaomai-bench-"),
             "SHAOMAI_FRAME_CLOCK": "1",
             "SHAOMAI_LOG_LEVEL": "warning",

@@ -112,3 +112,14 @@ def test_the_gpu_scenarios_model_is_about_ten_million_parameters_and_fits_its_se
     assert 512 < mb <= float(gpu.SERVER_ENV["SHAOMAI_MAX_SESSION_MB"])
     n = gpu.new_lab(gpu.BIG, torch.device("cpu")).model.cfg.param_count()
     assert 9e6 < n < 12e6
+
+
+def test_the_bench_passes_an_existing_pythonpath_on_to_its_server_and_clients(monkeypatch):
+    """On a lent GPU machine the web stack's wheels sit in a folder named on PYTHONPATH
+    (bench/gpu_device.sh): the server and client processes must still see it."""
+    from bench.server import ROOT, python_path
+
+    monkeypatch.setenv("PYTHONPATH", "/tmp/site")
+    assert python_path() == f"{ROOT}:/tmp/site"
+    monkeypatch.delenv("PYTHONPATH")
+    assert python_path() == str(ROOT)
