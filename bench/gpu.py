@@ -100,6 +100,7 @@ def measure(params: dict[str, Any], n: int, rounds: int, dev: torch.device) -> d
     """Rounds of [bare loop, session playing n steps, lab stepped directly], each from a
     fresh model; the session runs in a real server on the same device."""
     lab = new_lab(params, dev)
+    bare_loop(lab, 5, dev)  # this process's first kernels (CUDA's context, cuBLAS) untimed
     rows = []
     with Server(env=SERVER_ENV, name="gpu") as srv:
         play = Child(
