@@ -76,7 +76,12 @@ async def teacher(live_server: str, lab: str = "linear-regression", params: dict
 
 
 async def student(live_server: str, session: str):
-    ws = await websockets.connect(ws_url(live_server, session=session), max_size=None)
+    # A student here only votes and never reads the run's frames: with websockets' default
+    # queue of 16 they would fill it, reading would pause and `close()` would wait its
+    # 10-s close timeout for a close frame it no longer reads (as the library intends).
+    ws = await websockets.connect(
+        ws_url(live_server, session=session), max_size=None, max_queue=None
+    )
     ready = await next_of(ws, lambda m: m["type"] in ("ready", "error"), "ready")
     assert ready["type"] == "ready" and ready["role"] == "viewer", ready
     return ws
