@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 
 from bench import baseline
-from bench.procs import Child
-from bench.report import Figure, Result, median
+from bench.overhead import interleaved_rounds, round_figures
+from bench.report import Figure, Result
 from bench.server import Server
 from models.gpt import GPT
 
@@ -97,28 +97,20 @@ def _rate(times: list[float]) -> float:
 
 
 def measure(params: dict[str, Any], n: int, rounds: int, dev: torch.device) -> dict[str, Any]:
-    """Rounds of [bare loop, session playing n steps, lab stepped directly], each from a
-    fresh model; the session runs in a real server on the same device."""
+    """Interleaved rounds (bench/overhead.py), each from a fresh model; the session runs in a
+    real server on the same device."""
     lab = new_lab(params, dev)
     bare_loop(lab, 5, dev)  # this process's first kernels (CUDA's context, cuBLAS) untimed
-    rows = []
     with Server(env=SERVER_ENV, name="gpu") as srv:
-        play = Child(
-            "play",
-            {"url": srv.ws_url, "lab": LAB, "params": {**params, "steps": n}, "timeout": 600},
+        rows = interleaved_rounds(
+            srv,
+            params,
+            n,
+            rounds,
+            lambda: _rate(bare_loop(lab, n, dev)),
+            lambda: _rate(lab_loop(new_lab(params, dev), n, dev)),
+            LAB,
         )
-        try:
-            play.read(120)
-            for _ in range(rounds):
-                bare = _rate(bare_loop(lab, n, dev))
-                play.tell("go")
-                rnd = play.read(900)["round"]
-                own = _rate(lab_loop(new_lab(params, dev), n, dev))
-                rows.append({"bare": bare, "lab": own, **rnd, "session": rnd["steps"] / rnd["seconds"]})  # fmt: skip
-            play.tell("stop")
-            play.result(30)
-        finally:
-            play.close()
     return {"rows": rows, "params": lab.model.cfg.param_count(), "device": describe(dev)}
 
 
@@ -127,41 +119,15 @@ def describe(dev: torch.device) -> str:
 
 
 def figures(out: dict[str, Any]) -> list[Figure]:
-    rows = out["rows"]
-    sess = median([r["session"] for r in rows])
-    bare = median([r["bare"] for r in rows])
-    ratios = [r["session"] / r["bare"] for r in rows]
-    own = [r["lab"] / r["bare"] for r in rows]
     shape = f"{out['params'] / 1e6:.1f}M parameters on {out['device']}"
-    return [
-        Figure(
-            S, "session steps/s (1 client)", sess, "steps/s", ("≥", STEPS_PER_S), note=shape
-        ),  # fmt: skip
-        Figure(S, "bare torch loop steps/s", bare, "steps/s", note="same model, data, AdamW"),
-        Figure(
-            S,
-            "session / bare (median of rounds)",
-            median(ratios),
-            "",
-            ("≥", RATIO),
-            baseline=f"bare {bare:.1f} steps/s",
-            note="rounds: " + ", ".join(f"{x:.2f}" for x in ratios),
-        ),
-        Figure(
-            S,
-            "lab stepped directly / bare (the lab's own work)",
-            median(own),
-            "",
-            note="held-out loss and text sample in parts, grad norms: no streaming",
-        ),
-        Figure(
-            S,
-            "frames received by the client",
-            median([r["frames"] / r["seconds"] for r in rows]),
-            "fps",
-            note=f"{rows[-1]['bytes'] // max(1, rows[-1]['frames'])} B each",
-        ),
-    ]
+    return round_figures(
+        S,
+        out["rows"],
+        session=("session steps/s (1 client)", STEPS_PER_S, shape),
+        bare_note="same model, data, AdamW",
+        ratio_target=RATIO,
+        lab_note="held-out loss and text sample in parts, grad norms: no streaming",
+    )
 
 
 def run(opts) -> Result:

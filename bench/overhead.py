@@ -12,6 +12,8 @@ latency − the lab's own step (+ capture + encoding) time, quantile by quantile
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 from bench import baseline
 from bench.procs import Child
@@ -24,6 +26,97 @@ L = "latency"
 
 def _rate(times: list[float]) -> float:
     return len(times) / sum(times)
+
+
+def interleaved_rounds(
+    srv: Server,
+    params: dict[str, Any],
+    n: int,
+    rounds: int,
+    bare: Callable[[], float],
+    lab: Callable[[], float],
+    lab_id: str = "gpt",
+) -> list[dict[str, Any]]:
+    """Rounds of [bare loop, a fresh session playing n steps through `srv` to one client
+    receiving every frame, the lab stepped directly], interleaved so that the machine's
+    noise hits all three alike. `bare` and `lab` run theirs and return steps/s."""
+    play = Child(
+        "play",
+        {"url": srv.ws_url, "lab": lab_id, "params": {**params, "steps": n}, "timeout": 600},
+    )
+    rows = []
+    try:
+        play.read(120)
+        for _ in range(rounds):
+            bare_rate = bare()
+            play.tell("go")
+            rnd = play.read(900)["round"]
+            lab_rate = lab()
+            session = rnd["steps"] / rnd["seconds"]
+            rows.append({"bare": bare_rate, "lab": lab_rate, **rnd, "session": session})
+        play.tell("stop")
+        play.result(30)
+    finally:
+        play.close()
+    return rows
+
+
+def round_figures(
+    s: str,
+    rows: list[dict[str, Any]],
+    session: tuple[str, float | None, str],
+    bare_note: str,
+    ratio_target: float,
+    lab_note: str,
+) -> list[Figure]:
+    """The figures of interleaved rounds: the session's steps/s (name, target, note), the
+    bare loop's, their ratio, the engine's share, the lab's own work, frames received."""
+    ratios = [r["session"] / r["bare"] for r in rows]
+    engine = [r["session"] / r["lab"] for r in rows]
+    bare_med = median([r["bare"] for r in rows])
+    name, target, note = session
+    return [
+        Figure(
+            s,
+            name,
+            median([r["session"] for r in rows]),
+            "steps/s",
+            None if target is None else ("≥", target),
+            note=note,
+        ),
+        Figure(s, "bare torch loop steps/s", bare_med, "steps/s", note=bare_note),
+        Figure(
+            s,
+            "session / bare (median of rounds)",
+            median(ratios),
+            "",
+            ("≥", ratio_target),
+            baseline=f"bare {bare_med:.1f} steps/s",
+            note="rounds: " + ", ".join(f"{x:.2f}" for x in ratios),
+        ),
+        Figure(
+            s,
+            "session / lab stepped directly (engine's share)",
+            median(engine),
+            "",
+            baseline=f"lab.step loop {median([r['lab'] for r in rows]):.1f} steps/s",
+            note="rounds: " + ", ".join(f"{x:.2f}" for x in engine),
+        ),
+        Figure(
+            s,
+            "lab stepped directly / bare (the lab's own work)",
+            median([r["lab"] / r["bare"] for r in rows]),
+            "",
+            note=lab_note,
+        ),
+        Figure(
+            s,
+            "frames received by the client",
+            median([r["frames"] / r["seconds"] for r in rows]),
+            "fps",
+            note=f"{rows[-1]['bytes'] // max(1, rows[-1]['frames'])} B each",
+        ),
+    ]
 
 
 def run(opts) -> Result:
@@ -47,79 +140,24 @@ def run(opts) -> Result:
         lab_t = baseline.lab_loop(n_lat, capture=True)
 
         # -- overhead: interleaved rounds ------------------------------------------------
-        play = Child(
-            "play", {"url": srv.ws_url, "lab": "gpt", "params": {"steps": n}, "timeout": 600}
+        # From a fresh model's first step, as the session and the lab run theirs
+        rows = interleaved_rounds(
+            srv,
+            {},
+            n,
+            rounds,
+            lambda: _rate(baseline.bare_loop(n)),
+            lambda: _rate(baseline.lab_loop(n, capture=False)),
         )
-        rows = []
-        try:
-            play.read(90)
-            for _ in range(rounds):
-                # From a fresh model's first step, as the session and the lab run theirs
-                bare = _rate(baseline.bare_loop(n))
-                play.tell("go")
-                rnd = play.read(600)["round"]
-                lab = _rate(baseline.lab_loop(n, capture=False))
-                rows.append(
-                    {"bare": bare, "lab": lab, **rnd, "session": rnd["steps"] / rnd["seconds"]}
-                )
-            play.tell("stop")
-            play.result(30)
-        finally:
-            play.close()
 
-    sess = [r["session"] for r in rows]
-    ratios = [r["session"] / r["bare"] for r in rows]
-    engine = [r["session"] / r["lab"] for r in rows]
-    lab_own = [r["lab"] / r["bare"] for r in rows]
-    fps = [r["frames"] / r["seconds"] for r in rows]
-    bare_med, sess_med = median([r["bare"] for r in rows]), median(sess)
-    res.figures += [
-        Figure(
-            S,
-            "session steps/s (play, 1 client)",
-            sess_med,
-            "steps/s",
-            note=f"{len(rows)} rounds of {n} steps",
-        ),
-        Figure(
-            S,
-            "bare torch loop steps/s",
-            bare_med,
-            "steps/s",
-            note="same model, data, AdamW; 1 torch thread; no hooks, no eval",
-        ),
-        Figure(
-            S,
-            "session / bare (median of rounds)",
-            median(ratios),
-            "",
-            ("≥", 0.90),
-            baseline=f"bare {bare_med:.1f} steps/s",
-            note="rounds: " + ", ".join(f"{x:.2f}" for x in ratios),
-        ),
-        Figure(
-            S,
-            "session / lab stepped directly (engine's share)",
-            median(engine),
-            "",
-            baseline=f"lab.step loop {median([r['lab'] for r in rows]):.1f} steps/s",
-            note="rounds: " + ", ".join(f"{x:.2f}" for x in engine),
-        ),
-        Figure(
-            S,
-            "lab stepped directly / bare (the lab's own work)",
-            median(lab_own),
-            "",
-            note="held-out eval (256) every 200 steps and once to confirm solved, grad norms, train accuracy",
-        ),
-        Figure(
-            S,
-            "frames received by the client",
-            median(fps),
-            "fps",
-            note=f"{rows[-1]['bytes'] // max(1, rows[-1]['frames'])} B each",
-        ),
-    ]
+    res.figures += round_figures(
+        S,
+        rows,
+        session=("session steps/s (play, 1 client)", None, f"{len(rows)} rounds of {n} steps"),
+        bare_note="same model, data, AdamW; 1 torch thread; no hooks, no eval",
+        ratio_target=0.90,
+        lab_note="held-out eval (256) every 200 steps and once to confirm solved, grad norms, train accuracy",
+    )
     if not check["same"]:
         res.figures.append(Figure(S, "bare loop trains the lab's model", 0.0, "", ("≥", 1.0)))
 
