@@ -7,8 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo /.whl/ >> .git/info/exclude
+# The names: the distributions a running server and the bench import here (python -X
+# importtime) that the image's package list lacks; typing_extensions too, as pydantic needs
+# a newer one (≥ 4.16) than an image may hold.
 NAMES="fastapi starlette pydantic pydantic_core pydantic-settings annotated-types
-typing-inspection uvicorn httptools websockets python-dotenv plotly segno SQLAlchemy"
+typing-inspection typing_extensions opentelemetry-api uvicorn httptools websockets
+python-dotenv plotly segno SQLAlchemy"
 specs=()
 for n in $NAMES; do
   specs+=("$n==$(.venv/bin/python -c "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))" "$n")")
