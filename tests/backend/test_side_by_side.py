@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 import torch
 
@@ -33,8 +34,8 @@ EVALUATED = {
 
 
 def _trained(parallel: bool, steps: int = 26, mod=ffn_moe):
-    """The lab after `steps` steps (a frame every 10th), its scalars rows, the threads that
-    ran its arms' losses."""
+    """The lab after `steps` steps (a frame every 10th, kept in `lab.frames`), its scalars
+    rows, the threads that ran its arms' losses."""
     lab = LABS[mod](mod.Params(steps=100), 0, torch.device("cpu"))
     lab.parallel_arms = parallel
     threads: set[str] = set()
@@ -45,8 +46,22 @@ def _trained(parallel: bool, steps: int = 26, mod=ffn_moe):
         return loss(arm, batch)
 
     lab.loss = seen
-    rows = [lab.step(capture=i % 10 == 0).scalars for i in range(steps)]
+    rows, lab.frames = [], []
+    for i in range(steps):
+        frame = lab.step(capture=i % 10 == 0)
+        rows.append(frame.scalars)
+        if i % 10 == 0:
+            lab.frames.append(frame)
     return lab, rows, threads
+
+
+def _same_frames(a: list, b: list) -> None:
+    assert len(a) == len(b) > 0
+    for x, y in zip(a, b, strict=True):
+        assert [t.name for t in x.tensors] == [t.name for t in y.tensors]
+        for t, u in zip(x.tensors, y.tensors, strict=True):
+            assert np.array_equal(np.asarray(t.data), np.asarray(u.data)), t.name
+        assert x.meta == y.meta
 
 
 @pytest.mark.parametrize("mod", list(LABS), ids=lambda m: m.__name__.rsplit(".", 1)[-1])
@@ -62,6 +77,7 @@ def test_side_by_side_arms_give_the_numbers_of_arms_one_after_another(mod):
         assert mine.keys() == theirs.keys()
         for name, x in mine.items():
             assert torch.equal(x, theirs[name]), (a.spec.label, name)
+    _same_frames(par.frames, seq.frames)  # and the frames' pictures
 
 
 def test_arms_stay_on_one_thread_when_no_core_is_spare(monkeypatch):
