@@ -52,6 +52,7 @@ class Arm:
     evaluating: Generator[None, None, dict[str, float]] | None = None
     # One finished at once by TrainingLab.finish_parts: its numbers go with the next step.
     evaluated: dict[str, float] = field(default_factory=dict)
+    train_s: float = 0.0  # seconds its last update took (arms side by side: longest first)
 
     @property
     def stage_labels(self) -> list[str]:

@@ -203,12 +203,16 @@ class TrainingLab(Lab):
         live = [arm for arm in self.arm_list if not arm.diverged]
 
         def train(arm: Arm) -> None:
+            t0 = time.perf_counter()
             arm.scalars = self.__train(arm, batch, mult)
+            arm.train_s = time.perf_counter() - t0
 
         # Side by side only with no picture to draw beside a backward pass (that one hands
-        # arm i's picture to arm i+1's backward, in order).
+        # arm i's picture to arm i+1's backward, in order). The slowest arms are taken
+        # first, so that no thread starts the longest one last (ffn-moe: its MoE arm).
         spread = self.parallel_arms and self.may_spread and drawn is None and len(live) > 1
-        if spread and self._pending is None and side_by_side(live, train):
+        longest_first = sorted(live, key=lambda a: -a.train_s) if spread else live
+        if spread and self._pending is None and side_by_side(longest_first, train):
             return self.__frame(self.__scalars(), capture)
         for arm in self.arm_list:
             if not arm.diverged:

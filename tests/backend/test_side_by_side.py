@@ -127,3 +127,25 @@ def test_a_session_spreads_its_arms_alone_and_not_while_a_class_watches(client, 
             threads.append(set())
             step(driver, 3)
             assert len(threads[-1]) == 1  # five connections: one thread
+
+
+def test_the_slowest_arms_are_taken_first():
+    """Side by side, the arms whose last update took longest start first (ffn-moe's MoE arm
+    was the last taken, and one thread trained it alone while the other waited)."""
+    torch.set_num_threads(1)
+    lab = ffn_moe.FFNMoELab(ffn_moe.Params(steps=100), 0, torch.device("cpu"))
+    started: list[int] = []
+    loss = lab.loss
+
+    def seen(arm, batch):
+        started.append(arm.index)
+        return loss(arm, batch)
+
+    lab.loss = seen
+    lab.step(False)
+    for _ in range(3):
+        last = sorted(lab.arm_list, key=lambda a: -a.train_s)
+        started.clear()
+        lab.step(False)
+        assert set(started[:2]) == {last[0].index, last[1].index}
+        assert all(a.train_s > 0 for a in lab.arm_list)
