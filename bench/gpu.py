@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from bench import baseline
-from bench.overhead import interleaved_rounds, round_figures
+from bench.overhead import interleaved_rounds, rate, round_figures
 from bench.report import Figure, Result
 from bench.server import Server
 from models.gpt import GPT
@@ -92,10 +92,6 @@ def lab_loop(lab, n: int, dev: torch.device) -> list[float]:
     return times
 
 
-def _rate(times: list[float]) -> float:
-    return len(times) / sum(times)
-
-
 def measure(params: dict[str, Any], n: int, rounds: int, dev: torch.device) -> dict[str, Any]:
     """Interleaved rounds (bench/overhead.py), each from a fresh model; the session runs in a
     real server on the same device."""
@@ -107,8 +103,8 @@ def measure(params: dict[str, Any], n: int, rounds: int, dev: torch.device) -> d
             params,
             n,
             rounds,
-            lambda: _rate(bare_loop(lab, n, dev)),
-            lambda: _rate(lab_loop(new_lab(params, dev), n, dev)),
+            lambda: rate(bare_loop(lab, n, dev)),
+            lambda: rate(lab_loop(new_lab(params, dev), n, dev)),
             LAB,
         )
     return {"rows": rows, "params": lab.model.cfg.param_count(), "device": describe(dev)}

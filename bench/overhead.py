@@ -24,7 +24,8 @@ S = "overhead"
 L = "latency"
 
 
-def _rate(times: list[float]) -> float:
+def rate(times: list[float]) -> float:
+    """Steps per second of timed steps."""
     return len(times) / sum(times)
 
 
@@ -146,8 +147,8 @@ def run(opts) -> Result:
             {},
             n,
             rounds,
-            lambda: _rate(baseline.bare_loop(n)),
-            lambda: _rate(baseline.lab_loop(n, capture=False)),
+            lambda: rate(baseline.bare_loop(n)),
+            lambda: rate(baseline.lab_loop(n, capture=False)),
         )
 
     res.figures += round_figures(
