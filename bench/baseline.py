@@ -9,6 +9,7 @@ one torch thread, as a session's worker does (backend.worker.init_worker).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import torch
 
@@ -63,17 +64,19 @@ def lab_class(name: str):
     return REGISTRY[name]
 
 
-def new_lab():
+def new_lab(params: dict[str, Any] | None = None, dev: torch.device | None = None):
+    """The `gpt` lab as a session builds it (seed 0): its defaults, or `params`."""
     lab_cls = lab_class(LAB)
     torch.manual_seed(0)
-    return lab_cls(lab_cls.Params(), 0, device())
+    return lab_cls(lab_cls.Params(**(params or {})), 0, dev or device())
 
 
-def lab_loop(n: int, capture: bool) -> list[float]:
-    """Seconds of each of n `lab.step` calls (+ encoding when captured), as a session does."""
+def lab_loop(n: int, capture: bool, lab=None) -> list[float]:
+    """Seconds of each of n `lab.step` calls (+ encoding when captured), as a session does;
+    on a fresh default lab unless one is given."""
     torch.set_num_threads(1)
-    lab = new_lab()
-    dev = device()
+    lab = lab or new_lab()
+    dev = lab.device
     times = []
     for i in range(n):
         t0 = time.perf_counter()

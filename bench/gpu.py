@@ -31,7 +31,6 @@ from bench.server import Server
 from models.gpt import GPT
 
 S = "gpu"
-LAB = "gpt"
 BIG = {
     "data": "text-en",
     "n_layers": 6,
@@ -44,13 +43,6 @@ BIG = {
 SERVER_ENV = {"SHAOMAI_MAX_SESSION_MB": "4096"}
 STEPS_PER_S = 50.0
 RATIO = 0.95  # ≤ 5% streaming overhead
-
-
-def new_lab(params: dict[str, Any], dev: torch.device):
-    """The lab as a session builds it (seed 0), on `dev`."""
-    lab_cls = baseline.lab_class(LAB)
-    torch.manual_seed(0)
-    return lab_cls(lab_cls.Params(**params), 0, dev)
 
 
 def bare_loop(lab, n: int, dev: torch.device) -> list[float]:
@@ -80,22 +72,10 @@ def bare_loop(lab, n: int, dev: torch.device) -> list[float]:
     return times
 
 
-def lab_loop(lab, n: int, dev: torch.device) -> list[float]:
-    """Seconds of each of n `lab.step` calls without a frame: the lab's own work."""
-    torch.set_num_threads(1)
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        lab.step(False)
-        baseline.sync(dev)
-        times.append(time.perf_counter() - t0)
-    return times
-
-
 def measure(params: dict[str, Any], n: int, rounds: int, dev: torch.device) -> dict[str, Any]:
     """Interleaved rounds (bench/overhead.py), each from a fresh model; the session runs in a
     real server on the same device."""
-    lab = new_lab(params, dev)
+    lab = baseline.new_lab(params, dev)
     bare_loop(lab, 5, dev)  # this process's first kernels (CUDA's context, cuBLAS) untimed
     with Server(env=SERVER_ENV, name="gpu") as srv:
         rows = interleaved_rounds(
@@ -104,8 +84,8 @@ def measure(params: dict[str, Any], n: int, rounds: int, dev: torch.device) -> d
             n,
             rounds,
             lambda: rate(bare_loop(lab, n, dev)),
-            lambda: rate(lab_loop(new_lab(params, dev), n, dev)),
-            LAB,
+            lambda: rate(baseline.lab_loop(n, False, baseline.new_lab(params, dev))),
+            baseline.LAB,
         )
     return {"rows": rows, "params": lab.model.cfg.param_count(), "device": describe(dev)}
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from bench import gpu
+from bench.baseline import lab_class, new_lab
 from bench.frame_bytes import gpt_frame
 from bench.procs import Child
 from bench.report import Figure, percentiles, table
@@ -96,7 +97,7 @@ def test_the_gpu_scenarios_rounds_run_end_to_end_on_a_tiny_model_on_the_cpu():
     (row,) = out["rows"]
     assert row["steps"] == 6 and row["state"] == "done" and row["frames"] >= 1
     assert row["bare"] > 0 and row["lab"] > 0
-    assert out["params"] == gpu.new_lab(tiny, torch.device("cpu")).model.num_params()
+    assert out["params"] == new_lab(tiny, torch.device("cpu")).model.num_params()
     names = {f.name for f in gpu.figures(out)}
     assert {"session steps/s (1 client)", "session / bare (median of rounds)"} <= names
 
@@ -104,13 +105,12 @@ def test_the_gpu_scenarios_rounds_run_end_to_end_on_a_tiny_model_on_the_cpu():
 def test_the_gpu_scenarios_model_is_about_ten_million_parameters_and_fits_its_servers_cap():
     """The gpt lab takes the scenario's shape (d_model up to 384), its config counts ≈ 10M
     parameters, and the lab's memory estimate fits the cap the scenario's server is given."""
-    from bench.baseline import lab_class
 
     lab_cls = lab_class("gpt")
     p = lab_cls.Params(**gpu.BIG)
     mb, _ = lab_cls.estimate_mb(p)
     assert 512 < mb <= float(gpu.SERVER_ENV["SHAOMAI_MAX_SESSION_MB"])
-    n = gpu.new_lab(gpu.BIG, torch.device("cpu")).model.cfg.param_count()
+    n = new_lab(gpu.BIG, torch.device("cpu")).model.cfg.param_count()
     assert 9e6 < n < 12e6
 
 
