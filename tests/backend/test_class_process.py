@@ -36,11 +36,12 @@ def _share(ws) -> None:
     recv_until(ws, lambda m: m["type"] == "shared")
 
 
-def _shared_at(client, ws, lab: str, params: dict, steps: int, moves: bool):
-    """Open `lab`, step it, share it: (its session, the messages of the steps), moved or not."""
+def _shared_at(client, ws, lab: str, params: dict, steps: int, moves: bool, singly: int = 0):
+    """Open `lab`, step it (the first `singly` steps one command each: a frame each), share
+    it: (its session, the messages of the steps), moved or not."""
     ready = open_lab(ws, lab, params)
     session = client.app.state.sessions.get(ready["session"])
-    msgs = step(ws, steps)
+    msgs = [m for _ in range(singly) for m in step(ws, 1)] + step(ws, steps - singly)
     _share(ws)
     assert _moved(session, 60.0 if moves else 1.0) is moves
     return session, msgs
@@ -115,9 +116,13 @@ def test_a_student_forks_a_moved_class_with_its_weights_and_step(tmp_path):
 
 
 def _text_run(tmp_path, moves: bool):
-    """gpt's text at batch 4, shared at step 76, while its evaluation asked at 75 is under way."""
+    """gpt's text at batch 4, shared at step 76, while its evaluation asked at 75 is under way.
+    Its text sample is written in parts, one a sent frame: the first PARTS + 2 steps send a
+    frame each, so it is there before the move however fast the machine steps (a command of
+    many steps sends fewer frames on a quicker machine)."""
     with _app(tmp_path, moves) as client, client.websocket_connect("/ws") as ws:
-        _, msgs = _shared_at(client, ws, "gpt", TEXT_BATCH_4, 76, moves)
+        _, msgs = _shared_at(client, ws, "gpt", TEXT_BATCH_4, 76, moves, singly=PARTS + 2)
+        assert "sample" in frames(msgs)[-1]["header"]["meta"]  # written before the move
         after = step(ws, 1)
         msgs += after + step(ws, PARTS)
     vals = {t: v["val_loss"] for t, v in scalar_rows(msgs).items() if "val_loss" in v}
