@@ -19,7 +19,16 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ValidationError
 
-from backend import joining, metrics, polls, protocol, subscriptions, view_keys, ws_direct
+from backend import (
+    collector,
+    joining,
+    metrics,
+    polls,
+    protocol,
+    subscriptions,
+    view_keys,
+    ws_direct,
+)
 from backend.admission import SessionError
 from backend.bus import Outbox
 from backend.config import Settings
@@ -154,6 +163,7 @@ class Connection:
             await self._run()
         finally:
             self.sessions.connections.discard(self)
+            collector.released()
             self.box.send_now = None  # no cycle left through the publishing path
 
     async def _run(self) -> None:

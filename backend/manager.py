@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 
+from backend import collector
 from backend.admission import SessionError, validate_params
 from backend.classroom import AttemptLimiter, new_code, normalize_code
 from backend.config import Settings
@@ -68,6 +69,7 @@ class SessionManager:
         self._heartbeat: asyncio.Task | None = None
         self._autosaver: asyncio.Task | None = None
         self._autosaves: set[asyncio.Task] = set()  # autosaves on share, running
+        self._collector: collector.Collector | None = None  # a lecture hall's gc pauses
 
     async def create(
         self,
@@ -265,6 +267,7 @@ class SessionManager:
             self._own[s.owner_ip] += 1
 
     def _drop(self, s: Session) -> None:
+        collector.released()
         if self.sessions.pop(s.id, None) is s and _class_of(s) is None:
             self._own[s.owner_ip] -= 1
             if not self._own[s.owner_ip]:
@@ -358,6 +361,7 @@ class SessionManager:
     def start(self) -> None:
         self._reaper = asyncio.create_task(self._reap_forever())
         self._heartbeat = asyncio.create_task(self._beat_forever())
+        self._collector = collector.start(lambda: len(self.connections))
         if self.store is not None and self.settings.autosave_s > 0:
             self._autosaver = asyncio.create_task(self._autosave_forever())
         if self.store is not None:
@@ -380,6 +384,7 @@ class SessionManager:
             self._reaper.cancel()
         if self._heartbeat:
             self._heartbeat.cancel()
+        collector.stop(self._collector)
         if self._autosaver:
             self._autosaver.cancel()
         for task in list(self._autosaves):

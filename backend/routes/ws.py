@@ -5,6 +5,7 @@ import re
 
 from fastapi import APIRouter, WebSocket
 
+from backend import joining
 from backend.connection import Connection
 from backend.security import origin_allowed
 
@@ -43,6 +44,7 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         log.warning("websocket from origin %r refused", origin)
         await websocket.close(code=1008)  # before accept: the upgrade gets HTTP 403
         return
+    await joining.admit()  # a few joins a turn of the loop, however many arrive at once
     await websocket.accept()
     q = websocket.query_params
     conn = Connection(

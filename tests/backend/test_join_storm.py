@@ -69,3 +69,50 @@ def test_viewers_joining_together_see_their_count_with_fewer_messages_than_joins
             )
             statuses = [m for m in [*seen, last] if m.get("type") == "status"]
             assert len(statuses) < n
+
+
+def test_joins_that_arrive_together_go_through_a_few_a_turn_of_the_loop_in_order():
+    """A teacher's command waits behind at most `per_turn` joins, not behind a storm's."""
+
+    async def storm() -> list[tuple[int, int]]:
+        gate = joining.Turnstile(per_turn=3)
+        turn = 0
+        through: list[tuple[int, int]] = []  # (joiner, the loop's turn it went through in)
+
+        async def ticker() -> None:
+            nonlocal turn
+            while True:
+                turn += 1
+                await asyncio.sleep(0)
+
+        async def join(i: int) -> None:
+            await gate.admit()
+            through.append((i, turn))
+
+        tick = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
+        joins = [asyncio.create_task(join(i)) for i in range(3)]
+        gone = asyncio.create_task(join(-1))  # one that leaves while it waits ...
+        joins += [asyncio.create_task(join(i)) for i in range(3, 10)]
+        await asyncio.sleep(0)
+        gone.cancel()  # ... takes no place
+        await asyncio.gather(*joins)
+        tick.cancel()
+        return through
+
+    through = asyncio.run(storm())
+    assert [i for i, _ in through] == list(range(10))  # in arrival order
+    per_turn = {}
+    for _, t in through:
+        per_turn[t] = per_turn.get(t, 0) + 1
+    assert max(per_turn.values()) == 3 and len(per_turn) == 4  # 3 + 3 + 3 + 1
+
+
+def test_a_lone_join_goes_through_at_once():
+    async def one() -> bool:
+        gate = joining.Turnstile(per_turn=3)
+        task = asyncio.create_task(gate.admit())
+        await asyncio.sleep(0)
+        return task.done()
+
+    assert asyncio.run(one())
