@@ -44,7 +44,7 @@ class Collector:
         self.connections = connections
         self.freeze_at = freeze_at
         self.frozen_at: int | None = None  # connections at the last freeze; None: none
-        self.gone = 0  # connections and sessions that ended since the last thaw
+        self.gone = 0  # connections and sessions that ended since the first freeze
         self._task: asyncio.Task | None = None
 
     def _after_collection(self, phase: str, info: dict[str, Any]) -> None:
@@ -55,6 +55,8 @@ class Collector:
         n = self.connections()
         if n >= self.freeze_at:
             gc.freeze()
+            if self.frozen_at is None:  # what left before the first freeze is not frozen
+                self.gone = 0
             self.frozen_at = max(self.frozen_at or 0, n)
 
     def released(self) -> None:
