@@ -88,13 +88,17 @@ class Turnstile:
         self.passed = 0  # through in this turn
         self.waiting: deque[asyncio.Future] = deque()
         self.turn_due = False
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     async def admit(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop is not self.loop:  # a new loop (a test's app): the old one's turns are over
+            self.loop, self.passed, self.waiting, self.turn_due = loop, 0, deque(), False
         if self.passed < self.per_turn and not self.waiting:
             self.passed += 1
             self._next_turn_soon()
             return
-        fut = asyncio.get_running_loop().create_future()
+        fut = loop.create_future()
         self.waiting.append(fut)
         self._next_turn_soon()
         await fut

@@ -35,24 +35,19 @@ def hall():
             gc.unfreeze()
 
 
-def test_a_full_collection_with_a_class_connected_freezes_its_survivors(hall):
+@pytest.mark.parametrize("connections, frozen", [(500, True), (3, False)])
+def test_a_full_collection_freezes_its_survivors_with_a_class_not_for_a_learner_alone(
+    hall, connections, frozen
+):
     c, count = hall
-    count["n"] = 500
+    count["n"] = connections
     before = gc.get_freeze_count()
     alive = [Node() for _ in range(1000)]
     gc.collect()
-    assert gc.get_freeze_count() >= before + len(alive)
-    assert c.frozen_at == 500
-
-
-def test_a_learner_alone_freezes_nothing(hall):
-    c, count = hall
-    count["n"] = 3
-    before = gc.get_freeze_count()
-    alive = [Node() for _ in range(1000)]
-    gc.collect()
-    assert gc.get_freeze_count() == before and alive
-    assert c.frozen_at is None and not c.due()
+    if frozen:
+        assert gc.get_freeze_count() >= before + len(alive) and c.frozen_at == 500
+    else:
+        assert gc.get_freeze_count() == before and c.frozen_at is None and not c.due()
 
 
 def test_what_was_frozen_is_collected_once_half_the_hall_has_gone(hall):

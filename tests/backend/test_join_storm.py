@@ -116,3 +116,17 @@ def test_a_lone_join_goes_through_at_once():
         return task.done()
 
     assert asyncio.run(one())
+
+
+def test_a_new_event_loop_finds_the_gate_open():
+    """A loop that ended mid-turn with its joins counted (a test's app, a restart) holds
+    no place in the next one."""
+    gate = joining.Turnstile(per_turn=2)
+    gate.loop, gate.passed, gate.turn_due = object(), 2, True  # as such a loop leaves it
+
+    async def one() -> bool:
+        task = asyncio.create_task(gate.admit())
+        await asyncio.sleep(0)
+        return task.done()
+
+    assert asyncio.run(one())
