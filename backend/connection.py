@@ -19,18 +19,10 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ValidationError
 
-from backend import (
-    collector,
-    joining,
-    metrics,
-    polls,
-    protocol,
-    subscriptions,
-    view_keys,
-    ws_direct,
-)
+from backend import joining, metrics, polls, protocol, subscriptions, view_keys, ws_direct
 from backend.admission import SessionError
 from backend.bus import Outbox
+from backend.collector import released as collector_released
 from backend.config import Settings
 from backend.manager import SessionManager
 from backend.message_rate import MessageRate
@@ -163,7 +155,7 @@ class Connection:
             await self._run()
         finally:
             self.sessions.connections.discard(self)
-            collector.released()
+            collector_released()
             self.box.send_now = None  # no cycle left through the publishing path
 
     async def _run(self) -> None:
