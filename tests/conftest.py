@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 from backend.app import create_app
 from backend.config import Settings
 from backend.ws_direct import DirectWritesProtocol
+from tests.trained import _threads  # noqa: F401  (the fixture behind @trained_outcome)
 
 # One torch thread, as in a lab session: tiny models on a shared 2-core machine run several
 # times faster than with two threads fighting other processes.
