@@ -61,7 +61,7 @@ class Params(LabParams):
     )
     n_experts: int = param(8, zh="专家数", en="Experts", ge=2, le=16)
     top_k: int = param(
-        2, zh="每个 token 去几个专家 (top-k)", en="Experts per token (top-k)", ge=1, le=4,
+        2, zh="每个 token 去几个专家（top-k）", en="Experts per token (top-k)", ge=1, le=4,
         validate_default=True,
     )  # fmt: skip
     expert_ffn: int = param(
@@ -116,14 +116,16 @@ class FFNMoELab(TrainingLab):
     description = {
         "zh": "同一个小解码器换四种前馈层，在同一段文本、同一随机种子上并排训练：每层的死单元比例、"
         "SiLU 的取值范围（不是 0 到 1 的门）、FFN 宽度比。混合专家每步把每个 token 送到 top-k 个专家："
-        "看每个专家每步的负载。关掉负载均衡损失，负载塌到两个专家上；再打开，负载又摊开。"
+        "看每个专家每步的负载。默认开着负载均衡损失，看负载怎样摊在各专家上；"
+        "再试 “不做负载均衡”，看负载会不会塌到少数几个专家上。"
         "总参数与激活参数都由配置算出（DeepSeek-V3：6710 亿总参数，370 亿激活）。",
         "en": "One small decoder with four kinds of FFN, trained side by side on the same text "
         "and seed: the dead-unit fraction per layer, SiLU's range (not a 0–1 gate), the FFN "
         "ratio. The mixture of experts sends each token to its top-k experts: watch every "
-        "expert's load, step by step. Turn the balancing loss off and the load collapses onto "
-        "two experts; turn it on and it evens out. Total and active parameters come from the "
-        "config (DeepSeek-V3: 671B total, 37B active).",
+        "expert's load, step by step. The default run keeps the balancing loss on: see how "
+        "the load spreads over the experts; then try “No load balancing” and see whether it "
+        "collapses onto a few. Total and active parameters come from the config (DeepSeek-V3: "
+        "671B total, 37B active).",
     }
     Params = Params
     eval_every = EVAL_EVERY

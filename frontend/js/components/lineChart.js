@@ -18,6 +18,25 @@ const CURSOR = '#b45309';
  * there); rows: the rows so far, drawn with the chart. xTitle 'step': x is the training step
  * (its title translated, the viewed step's cursor drawn); stepAxis overrides that guess.
  */
+// One legend entry per arm: an arm drawn as several curves (train solid, held out dotted; its
+// colour is the arm's) is listed once, by the arm's name, and a click toggles all its curves;
+// the title says what each line style is. Eight entries for four arms wrapped into rows that
+// took most of a phone's chart. The hover still names the curve in full.
+function legendEntry(traces, i) {
+  const arm = (tr) => /^arm\.(\d+)\./.exec(tr.key || '')?.[1];
+  const a = arm(traces[i]);
+  if (a === undefined) return {};
+  const same = traces.map((tr, j) => j).filter((j) => arm(traces[j]) === a);
+  if (same.length < 2) return {};
+  const full = traces[i].name || traces[i].key;
+  const cut = full.indexOf(' · ');
+  return {
+    legendgroup: `arm${a}`,
+    showlegend: same[0] === i,
+    ...(cut > 0 ? { name: full.slice(0, cut), hovertemplate: `(%{x}, %{y})<extra>${full}</extra>` } : {}),
+  };
+}
+
 export function lineChart(el, { traces, title = '', logY = false, xTitle = '', yTitle = '', maxPoints = 50000, legend = null, yaxis = null, marginTop = null, rows = null, stepAxis = xTitle === 'step' }) {
   // A line through one point draws nothing: a curve shows its point as a marker until it
   // has two (a loss at step 0, a run just reset), then becomes a plain line.
@@ -28,6 +47,7 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
     x: [], y: [], name: tr.name || tr.key, mode: modeOf(i), type: 'scatter', // SVG: scattergl needs eval, which the CSP forbids
     marker: { size: 6 },
     line: { color: tr.color || COLORS[i % COLORS.length], width: 2, dash: tr.dash },
+    ...legendEntry(traces, i),
   }));
   let modes = data.map((d) => d.mode); // what the chart shows now
   const restyleModes = () => {

@@ -21,6 +21,8 @@ addStrings({
     'memory.answers': 'Answer',
     'memory.right': 'right',
     'memory.wrong': 'wrong',
+    'memory.lucky': 'right, by chance?',
+    'memory.arm_acc': 'held-out {acc}, chance {chance}',
     'memory.lstm_gates': 'LSTM gates on the example',
     'memory.gru_gates': 'GRU gates on the example',
     'memory.gates_hint': 'A row per hidden unit, a column per time step; 0 dark, 1 bright. Click a map to enlarge it.',
@@ -47,20 +49,22 @@ addStrings({
     'memory.now_delay': 'now training at delay {n}',
   },
   zh: {
-    'memory.loss': '各组的训练损失（同样的批、同样的随机种子）',
+    'memory.loss': '各变体的训练损失（同样的批、同样的随机种子）',
     'memory.train_loss': '损失',
     'memory.acc': '当前延迟下的留出集准确率（512 条序列）',
     'memory.held_acc': '留出集',
     'memory.example': '示例：记住第一个符号，在“?”处回答',
-    'memory.example_hint': '第 0 步带着“记住它”的标记；之后的 {n} 个符号是干扰，取自同一组符号。瞎猜的准确率是 {chance}。',
+    'memory.example_hint': '第 0 步带着“记住它”的标记；之后的 {n} 个符号是干扰，取自同一组符号。随机猜测的准确率是 {chance}。',
     'memory.answers': '回答',
     'memory.right': '对',
     'memory.wrong': '错',
+    'memory.lucky': '对，碰巧？',
+    'memory.arm_acc': '留出集 {acc}，随机猜测的水平 {chance}',
     'memory.lstm_gates': 'LSTM 在示例上的门',
     'memory.gru_gates': 'GRU 在示例上的门',
     'memory.gates_hint': '每行一个隐藏单元，每列一个时间步；0 暗，1 亮。点击放大。',
     'memory.states': '示例上的状态',
-    'memory.states_hint': '各组的隐藏状态，以及 LSTM 的记忆单元 c；每行一个单元，每列一步（蓝为 −1，红为 +1；记忆单元可超出 ±1，颜色到头为止）。',
+    'memory.states_hint': '各变体的隐藏状态，以及 LSTM 的记忆单元 c；每行一个单元，每列一步（蓝为 −1，红为 +1；记忆单元可超出 ±1，颜色到头为止）。',
     'memory.input_gate': '输入门 i',
     'memory.forget_gate': '遗忘门 f',
     'memory.output_gate': '输出门 o',
@@ -72,13 +76,13 @@ addStrings({
     'memory.step': '步',
     'memory.hold_lstm': 'LSTM 的第 {unit} 个单元：延迟中每一步遗忘门都不低于 {min}，所以第 0 步存进记忆单元的内容有 Π f = {kept} 留到了提问时（延迟中所有单元的 f 平均为 {mean}）。',
     'memory.hold_gru': 'GRU 的第 {unit} 个单元：延迟中更新门 z 都不低于 {min}，Π z = {kept}：状态大多被保留，而不是被改写。',
-    'memory.hold_rnn': '普通 RNN：没有门。每个干扰符号都经过同一个 W_hh 改写整个状态。留出集准确率 {acc}（瞎猜 {chance}）。',
+    'memory.hold_rnn': '普通 RNN：没有门。每个干扰符号都经过同一个 W_hh 改写整个状态。留出集准确率 {acc}（随机猜测的水平 {chance}）。',
     'memory.sweep': '扫描：留出集准确率随延迟变化',
-    'memory.sweep_hint': '每个延迟上，三组都从最初的权重重新开始，在该延迟上训练 {steps} 步，再用该延迟的 512 条留出序列打分。每完成一个延迟就出现一个点。',
+    'memory.sweep_hint': '每个延迟上，三个变体都从最初的权重重新开始，在该延迟上训练 {steps} 步，再用该延迟的 512 条留出序列打分。每完成一个延迟就出现一个点。',
     'memory.sweep_off': '把模式选为“扫描：准确率随延迟变化”并开始运行，这张图就会逐点填上。',
     'memory.delay_axis': '延迟 N',
     'memory.acc_axis': '准确率',
-    'memory.chance': '瞎猜',
+    'memory.chance': '随机猜测的水平',
     'memory.now_delay': '正在延迟 {n} 上训练',
   },
 });
@@ -149,12 +153,19 @@ export default function mount(root, ctx) {
       c.title = `${t('memory.step')} ${i}`;
       return c;
     }));
+    // One example's answer says little on its own: beside it, the arm's held-out accuracy
+    // against chance, and a right answer from an arm near chance reads as luck, not memory.
     answers.replaceChildren(...m.arms.map((a, i) => {
-      const row = el('span', `memory-answer ${a.right ? 'ok' : 'bad'}`);
+      const acc = held[i];
+      const nearChance = acc !== undefined && acc < m.chance + Math.max(0.1, 0.5 * m.chance);
+      const verdict = !a.right ? 'wrong' : nearChance || acc === undefined ? 'lucky' : 'right';
+      const row = el('span', `memory-answer ${{ right: 'ok', wrong: 'bad', lucky: 'luck' }[verdict]}`);
       row.dataset.arm = a.label;
+      row.dataset.verdict = verdict;
       const sw = el('i', 'memory-swatch');
       sw.style.background = COLORS[i % COLORS.length];
-      row.append(sw, el('b', null, a.label), ` ${t('memory.answers')}: ${m.symbols[a.answer]} (${t(a.right ? 'memory.right' : 'memory.wrong')})`);
+      const accNote = acc === undefined ? '' : ` · ${t('memory.arm_acc', { acc: pct(acc), chance: pct(m.chance) })}`;
+      row.append(sw, el('b', null, a.label), ` ${t('memory.answers')}: ${m.symbols[a.answer]} (${t(`memory.${verdict}`)}${accNote})`);
       return row;
     }));
     const rows = [];

@@ -25,7 +25,14 @@ addStrings({
     'norms.entropy_key': 'entropy',
     'norms.lr': 'Learning rate (the warm-up ramp)',
     'norms.lr_key': 'lr',
-    'norms.story': 'With these defaults (6 layers, AdamW, no warm-up) post-norm stays at chance (loss ≈ ln 10) while pre-norm solves the copy task; a warm-up of 100 steps to the same learning rate lets post-norm train. The waterfall’s first column is the gradient at init: post-norm’s blocks above the first get a small fraction of pre-norm’s.',
+    'norms.story': 'The same decoder with only its norm changed, on the same batches. Read off this run:',
+    'norms.story_wait': 'the first evaluation (step {n}) has not come yet.',
+    'norms.story_solved': '{arm} ≥ 90 % exact from step {n}',
+    'norms.story_left': '{arm} left chance at step {n} ({v} exact at step {m})',
+    'norms.story_chance': '{arm} still at chance (exact {v} at step {m})',
+    'norms.story_warm': 'Does a 100-step warm-up to the same learning rate change when post-norm leaves chance? Try it below.',
+    'norms.story_init': 'The waterfall’s first column is the gradient at init: post-norm’s blocks above the first get a small fraction of pre-norm’s.',
+    'norms.story_olmo2': 'The OLMo-2 arm runs here without QK-norm (the QK-norm box is off): real OLMo-2 also uses QK-norm, so this arm is its placement alone, not its recipe.',
     'norms.try': 'Try:',
     'norms.try_cold': 'Four placements, no warm-up',
     'norms.try_warm': 'Four placements, 100-step warm-up',
@@ -51,7 +58,7 @@ addStrings({
     'norms.warmup_none': 'none',
   },
   zh: {
-    'norms.loss': '各组的训练损失（同样的批、同样的随机种子）',
+    'norms.loss': '各变体的训练损失（同样的批、同样的随机种子）',
     'norms.acc': '留出集整串答对的比例',
     'norms.seq_acc': '整串',
     'norms.logit': '最大的注意力 logit（任一层，留出批）',
@@ -60,7 +67,14 @@ addStrings({
     'norms.entropy_key': '熵',
     'norms.lr': '学习率（预热的斜坡）',
     'norms.lr_key': '学习率',
-    'norms.story': '默认设置（6 层、AdamW、不预热）下，后置归一化一直停在瞎猜的水平（损失 ≈ ln 10），前置归一化学会了复制任务；用 100 步预热到同一个学习率，后置归一化也能学会。瀑布图的第一列是初始化时的梯度：后置归一化第一层以上的各块，只得到前置归一化的一小部分。',
+    'norms.story': '同一个解码器只改归一化，在同样的批上训练。以下从本次训练读出：',
+    'norms.story_wait': '第一次评估（第 {n} 步）还没到。',
+    'norms.story_solved': '{arm} 从第 {n} 步起 ≥ 90% 完全正确',
+    'norms.story_left': '{arm} 在第 {n} 步离开随机猜测的水平（第 {m} 步完全正确 {v}）',
+    'norms.story_chance': '{arm} 仍在随机猜测的水平（第 {m} 步完全正确 {v}）',
+    'norms.story_warm': '用 100 步预热到同一个学习率，后置归一化离开随机猜测的水平会不会更早？在下面试试。',
+    'norms.story_init': '瀑布图的第一列是初始化时的梯度：后置归一化第一层以上的各块，只得到前置归一化的一小部分。',
+    'norms.story_olmo2': '这里的 OLMo-2 变体没有 QK-norm（QK-norm 选项是关的）：真实的 OLMo-2 还用了 QK-norm，所以这个变体只是它的归一化位置，不是它的完整配方。',
     'norms.try': '试试：',
     'norms.try_cold': '四种位置，不预热',
     'norms.try_warm': '四种位置，预热 100 步',
@@ -71,13 +85,13 @@ addStrings({
     'norms.init': '初始化',
     'norms.now': '现在',
     'norms.layer_logit': '每层最大的注意力 logit（最近一次评估）',
-    'norms.layer_logit_hint': '在一个留出批上，所有头、所有能看见的查询–键对里 q·k/√d_head 的最大值。点线：QK-norm 允许的上限 √d_head·max|g_q|·max|g_k|（加上偏置），由这一组学到的增益算出——增益变大，logit 也能变大。和留出准确率一起测（它图上的那些点）。',
+    'norms.layer_logit_hint': '在一个留出批上，所有头、所有能看见的查询–键对里 q·k/√d_head 的最大值。点线：QK-norm 允许的上限 √d_head·max|g_q|·max|g_k|（加上偏置），由这个变体学到的增益算出——增益变大，logit 也能变大。和留出准确率一起测（它图上的那些点）。',
     'norms.cap': 'QK-norm 上限',
     'norms.layer_entropy': '每层的注意力熵（最近一次评估）',
     'norms.layer_entropy_hint': '每个查询在它能看见的键上的 −Σ p log p，对头和查询取平均。灰线是均匀注意力（第 t 个查询看见 t + 1 个键）：停在那里的层还没学会看哪里。',
     'norms.uniform': '均匀',
     'norms.layer': '层',
-    'norms.cited': '放在玩具模型旁边：原文自己的模型用了 QK-norm，仍然在{stack}第 {layer} 层记录到最大注意力 logit {v}。这是那个模型的测量值，不是这个玩具的。',
+    'norms.cited': '对照：原文的模型用了 QK-norm，{stack}第 {layer} 层的最大注意力 logit 仍达 {v}（那个模型的测量值，不是这个玩具模型的）。',
     'norms.encoder': '编码器',
     'norms.now_row': '{arm} · 最大 logit',
     'norms.at_eval': '（第\u00a0{n}\u00a0步）',
@@ -182,8 +196,53 @@ export default function mount(root, ctx) {
     root.dataset.arms = m.arms.map((a) => a.label).join(',');
   });
 
+  // The story is read off this run's evaluations (held-out exact rate per arm), never assumed:
+  // an arm "left chance" at its first evaluation with ≥ 5 % exact (chance is ~10⁻⁶).
+  let acc = {}; // arm index -> { left, solved, step, v }
+  const LEFT = 0.05;
+  const SOLVED = 0.9;
+  function readAcc(rows) {
+    for (const r of rows) {
+      for (const [k, v] of Object.entries(r.values)) {
+        const mm = /^arm\.(\d+)\.seq_acc$/.exec(k);
+        if (!mm || !Number.isFinite(v)) continue;
+        const a = (acc[mm[1]] ??= { left: null, solved: null, step: 0, v: 0 });
+        if (r.step < a.step) { // a rewind: what came after it is no longer this run's
+          if (a.left > r.step) a.left = null;
+          if (a.solved > r.step) a.solved = null;
+        }
+        a.step = r.step;
+        a.v = v;
+        if (v >= LEFT && a.left === null) a.left = r.step;
+        if (v >= SOLVED && a.solved === null) a.solved = r.step;
+      }
+    }
+  }
+  function storyText() {
+    const m = last && last.meta;
+    const arms = m && Array.isArray(m.arms) ? m.arms : [];
+    const parts = [];
+    arms.forEach((arm, i) => {
+      const a = acc[i];
+      if (!a || !a.step) return;
+      const pct = `${Math.round(a.v * 100)} %`;
+      if (a.solved !== null && a.v >= SOLVED) parts.push(t('norms.story_solved', { arm: arm.label, n: a.solved }));
+      else if (a.left !== null) parts.push(t('norms.story_left', { arm: arm.label, n: a.left, v: pct, m: a.step }));
+      else parts.push(t('norms.story_chance', { arm: arm.label, v: pct, m: a.step }));
+    });
+    const out = [t('norms.story'), parts.length ? `${parts.join('; ')}.` : t('norms.story_wait', { n: (m && m.eval_every) || 20 })];
+    const labels = arms.map((a) => a.placement);
+    if (labels.includes('pre') && labels.includes('post')) out.push(t('norms.story_warm'), t('norms.story_init'));
+    if (arms.some((a) => a.placement === 'olmo2' && !a.qk_norm)) out.push(t('norms.story_olmo2'));
+    return out.join(' ');
+  }
+
+  function drawStory() {
+    setText(story, storyText());
+  }
+
   function relabelOwn() {
-    setText(story, t('norms.story'));
+    drawStory();
     tries.draw();
   }
   relabelOwn();
@@ -195,10 +254,11 @@ export default function mount(root, ctx) {
       if (!f.meta || !Array.isArray(f.meta.arms) || !f.meta.arms[0] || !f.meta.arms[0].max_logit) return;
       last = f;
       draw();
+      drawStory();
     },
-    scalars(rows) { dash.onScalars(rows); },
+    scalars(rows) { dash.onScalars(rows); readAcc(rows); drawStory(); },
     params() { tries.draw(); },
-    reset() { dash.reset(); },
+    reset() { dash.reset(); acc = {}; drawStory(); },
     relabel() {
       dash.relabel();
       for (const p of panels) p.relabel();

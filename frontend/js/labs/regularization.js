@@ -32,9 +32,12 @@ addStrings({
     'reg.read_best': '{arm} · best step (held-out loss)',
     'reg.read_sparse': '{arm} · weights with |w| < 0.001',
     'reg.none': 'none yet',
+    'reg.spread': 'Read off this run at step {step}: train − held-out accuracy gap (points) {gaps}; held-out accuracy {accs}.',
+    'reg.small': 'The arms’ held-out accuracy differs by {d} points at most: a small effect on these settings, which another seed may order differently. Change the training images or the steps and compare.',
+    'reg.large': 'The arms’ held-out accuracy spans {d} points.',
   },
   zh: {
-    'reg.loss': '每个批上的训练损失（各组）',
+    'reg.loss': '每个批上的训练损失（各变体）',
     'reg.batch_loss': '批损失',
     'reg.acc': '准确率：整个训练集（实线）与留出集（虚线）',
     'reg.train_acc': '训练', 'reg.val_acc': '留出',
@@ -42,7 +45,7 @@ addStrings({
     'reg.gap_key': '差距',
     'reg.study': '比较',
     'reg.s_dropout': 'Dropout 比例', 'reg.s_weight_decay': '权重衰减', 'reg.s_l1_l2': 'L1 与 L2', 'reg.s_batch_size': '批大小',
-    'reg.scale_on': '学习率随批大小放大 (lr·b/{b})', 'reg.scale_off': '所有批大小用同一个学习率',
+    'reg.scale_on': '学习率随批大小放大（lr·b/{b}）', 'reg.scale_off': '所有批大小用同一个学习率',
     'reg.val': '留出集损失与早停',
     'reg.val_hint': '◆ 到目前为止最好的留出集损失（早停留下这时的权重）；✕ 连续 {p} 次评估没有更好、早停会在这里停下。每 {e} 次更新在 {n} 张留出图片上评估（训练图片 {m} 张）。',
     'reg.best': '{arm}：最好',
@@ -50,8 +53,11 @@ addStrings({
     'reg.val_y': '留出集损失',
     'reg.drop': '真实激活上的 dropout',
     'reg.drop_hint': '一张训练图片在最后一个隐藏层的激活（前 {n} 个单元）。eval 模式：原样。训练模式：每个单元以概率 p 被丢弃，保留的单元乘以 1/(1 − p)，所以这一层输出的期望不变，eval 模式不用再修正。这里 dropout 放在靠后的层，通常也是这样。',
-    'reg.unit': '单元', 'reg.eval_h': 'eval', 'reg.train_h': '训练 (×{s})',
+    'reg.unit': '单元', 'reg.eval_h': 'eval', 'reg.train_h': '训练（×{s}）',
     'reg.read_best': '{arm} · 最好的一步（留出损失）',
+    'reg.spread': '从本次训练读出（第 {step} 步）：训练 − 留出准确率的差距（百分点）{gaps}；留出准确率 {accs}。',
+    'reg.small': '各变体的留出准确率最多相差 {d} 个百分点：在这些设置下效应很小，换个随机种子顺序可能就不同。改改训练图片数或步数再比一比。',
+    'reg.large': '各变体的留出准确率相差 {d} 个百分点。',
     'reg.read_sparse': '{arm} · |w| < 0.001 的权重',
     'reg.none': '还没有',
   },
@@ -105,6 +111,25 @@ export default function mount(root, ctx) {
   scaleBtn.onclick = () => ctx.setParams({ scale_lr: !ctx.params().scale_lr });
   bar.append(scaleBtn);
   pics.append(bar);
+  // How far apart the arms are, read off the latest evaluation: where the effect is small
+  // the page says so instead of letting close curves imply a clear ordering.
+  const spread = el('p', 'hint reg-spread');
+  pics.append(spread);
+  let latest = {}; // arm index -> { step, gap, acc }
+  function drawSpread() {
+    const arms = last && last.meta && Array.isArray(last.meta.arms) ? last.meta.arms : [];
+    const got = arms.map((a, i) => [a.label, latest[i]]).filter(([, v]) => v && finite(v.acc) && finite(v.gap));
+    if (got.length < 2) { setText(spread, ''); return; }
+    const step = Math.max(...got.map(([, v]) => v.step));
+    const pts = (x) => `${(100 * x).toFixed(1)}`;
+    const gaps = got.map(([l, v]) => `${l}: ${pts(v.gap)}`).join(', ');
+    const accs = got.map(([l, v]) => `${l}: ${pts(v.acc)}%`).join(', ');
+    const accVals = got.map(([, v]) => v.acc);
+    const d = Math.max(...accVals) - Math.min(...accVals);
+    const size = d < 0.05 ? t('reg.small', { d: pts(d) }) : t('reg.large', { d: pts(d) });
+    setText(spread, `${t('reg.spread', { step, gaps, accs })} ${size}`);
+    spread.dataset.spread = d.toFixed(4);
+  }
 
   // -- held-out loss with early stopping ----------------------------------------------------
   const pVal = panel(pics, 'reg.val', { wide: true });
@@ -212,14 +237,24 @@ export default function mount(root, ctx) {
           if (!pts.length || pts[pts.length - 1][0] < step) pts.push([step, v]);
         }
       }
-      if (last) drawVal(); // throttled: the rows of a step may follow its frame
+      for (const { step, values } of rows) {
+        for (const [k, v] of Object.entries(values)) {
+          const m = /^arm\.(\d+)\.(val_acc|gap)$/.exec(k);
+          if (!m || !finite(v)) continue;
+          const e = (latest[m[1]] ??= { step: 0 });
+          e.step = step;
+          e[m[2] === 'val_acc' ? 'acc' : 'gap'] = v;
+        }
+      }
+      if (last) { drawVal(); drawSpread(); } // throttled: the rows of a step may follow its frame
     },
-    reset() { dash.reset(); val = new Map(); drawnAt = 0; },
+    reset() { dash.reset(); val = new Map(); drawnAt = 0; latest = {}; setText(spread, ''); },
     relabel() {
       dash.relabel();
       for (const p of [pVal, pDrop]) p.relabel();
       drawnAt = 0;
       draw();
+      drawSpread();
     },
   };
 }

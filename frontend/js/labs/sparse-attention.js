@@ -26,10 +26,14 @@ addStrings({
     'sparse-attention.reach_hint': 'The masks composed layer by layer (each layer adds what it reads to what the residual kept). A window w reaches w − 1 more tokens a layer: after {layers} layers, {reach} back.',
     'sparse-attention.dist': 'Held-out accuracy by how far back the answer\'s source sits',
     'sparse-attention.dist_hint': 'Dashed: the window w = {w} and the reach of a window after {layers} layers ({reach}). Chance is 1 in {n}.',
+    'sparse-attention.past': 'Past the window (source ≥ {w} back), read off this run: {arms}. Reachable is not learned: a source the layers can reach may still be answered at chance.',
+    'sparse-attention.past_arm': '{arm} above chance at {good}, near chance at {bad}',
+    'sparse-attention.past_none': 'none',
+    'sparse-attention.past_sink': '* the answer is a sink token itself, which the sinks arm always sees.',
     'sparse-attention.distance': 'tokens back',
     'sparse-attention.acc': 'accuracy',
     'sparse-attention.sink': 'The first token as a sink, per layer',
-    'sparse-attention.sink_hint': '<s> carries nothing an answer needs. A head with nothing useful to read still has to put its softmax mass somewhere: mass on <s> well above the uniform share is a sink, with RoPE or without (switch Positions and retrain).',
+    'sparse-attention.sink_hint': '<s> carries nothing an answer needs. A head with nothing useful to read still has to put its softmax mass somewhere: mass on <s> well above the uniform share is a sink. Does it form with RoPE and without? Switch Positions and retrain.',
     'sparse-attention.arm': 'arm',
     'sparse-attention.layer': 'layer {l}: mean / top head / uniform',
     'sparse-attention.maps': 'Attention on the example, every arm, layer and head',
@@ -40,26 +44,30 @@ addStrings({
     'sparse-attention.example': 'Example: {x}  (task {task}, positions {pos})',
   },
   zh: {
-    'sparse-attention.loss': '各组的训练损失（同样的批、同样的随机种子）',
+    'sparse-attention.loss': '各变体的训练损失（同样的批、同样的随机种子）',
     'sparse-attention.train_loss': '损失',
-    'sparse-attention.far': '留出集上、来源在窗口之外（≥ w 个词之前）的答案的损失',
+    'sparse-attention.far': '留出集上、来源在窗口之外（≥ w 个 token 之前）的答案的损失',
     'sparse-attention.loss_far': '窗口之外',
-    'sparse-attention.first': '第一个词 <s> 上的注意力（最后一层），以及均匀注意力会给它的份额',
+    'sparse-attention.first': '第一个 token <s> 上的注意力（最后一层），以及均匀注意力会给它的份额',
     'sparse-attention.first_mass': '<s> 上',
     'sparse-attention.first_uniform': '均匀份额',
     'sparse-attention.masks': '示例上的掩码：每个查询能看见哪些键',
     'sparse-attention.masks_hint': '行是查询，列是键；亮的是允许的。按块选择取决于数据：只要有一个头选了这一块，这个键就亮。点一张图放大。',
-    'sparse-attention.reach': '每层之后的可达性：哪些更早的词还能影响位置 t',
-    'sparse-attention.reach_hint': '把每层的掩码一层层复合（每层把读到的加到残差保留的上面）。窗口 w 每层多看 w − 1 个词：{layers} 层之后是 {reach} 个。',
-    'sparse-attention.dist': '留出集准确率，按答案的来源在多少个词之前',
-    'sparse-attention.dist_hint': '虚线：窗口 w = {w}，以及窗口在 {layers} 层之后的可达距离（{reach}）。瞎猜是 1/{n}。',
-    'sparse-attention.distance': '往前几个词',
+    'sparse-attention.reach': '每层之后的可达性：哪些更早的 token 还能影响位置 t',
+    'sparse-attention.reach_hint': '把每层的掩码一层层复合（每层把读到的加到残差保留的上面）。窗口 w 每层多看 w − 1 个 token：{layers} 层之后是 {reach} 个。',
+    'sparse-attention.dist': '留出集准确率，按答案的来源在多少个 token 之前',
+    'sparse-attention.dist_hint': '虚线：窗口 w = {w}，以及窗口在 {layers} 层之后的可达距离（{reach}）。随机猜测的水平是 1/{n}。',
+    'sparse-attention.past': '窗口之外（来源在 ≥ {w} 个 token 之前），从本次训练读出：{arms}。能够到不等于学会了：层层能够到的来源，答对率也可能只在随机猜测的水平。',
+    'sparse-attention.past_arm': '{arm} 在 {good} 高于随机猜测的水平，在 {bad} 接近随机猜测的水平',
+    'sparse-attention.past_none': '无',
+    'sparse-attention.past_sink': '* 答案本身就是注意力汇点 token，“注意力汇点 + 窗口”这个变体总能看见它。',
+    'sparse-attention.distance': '往前几个 token',
     'sparse-attention.acc': '准确率',
-    'sparse-attention.sink': '第一个词当作“汇聚词”，每一层',
-    'sparse-attention.sink_hint': '<s> 不含答案需要的任何信息。一个头没有有用的东西可读时，softmax 的权重也必须放在某处：<s> 上的权重远高于均匀份额，就是汇聚词，有没有 RoPE 都会这样（切换位置编码重新训练）。',
-    'sparse-attention.arm': '组',
+    'sparse-attention.sink': '第一个 token 当作注意力汇点，每一层',
+    'sparse-attention.sink_hint': '<s> 不含答案需要的任何信息。一个头没有有用的东西可读时，softmax 的权重也必须放在某处：<s> 上的权重远高于均匀份额，就是注意力汇点，有 RoPE 和没有 RoPE 时都会这样吗？切换位置编码重新训练看看。',
+    'sparse-attention.arm': '变体',
     'sparse-attention.layer': '第 {l} 层：平均 / 最高的头 / 均匀',
-    'sparse-attention.maps': '示例上的注意力：每组、每层、每个头',
+    'sparse-attention.maps': '示例上的注意力：每个变体、每层、每个头',
     'sparse-attention.lh': '层{l} 头{h}',
     'sparse-attention.l': '层{l}',
     'sparse-attention.query': '查询',
@@ -93,6 +101,8 @@ export default function mount(root, ctx) {
   pDist.el.classList.add('sa-dist');
   const distHint = el('p', 'hint');
   pDist.el.insertBefore(distHint, pDist.chart);
+  const pastNote = el('p', 'hint sa-past');
+  pDist.el.append(pastNote);
   const pSink = panel(after, K('sink'), { chart: false, hint: K('sink_hint') });
   const sinkBox = el('div', 'sa-scroll');
   const sinkTable = el('table', 'sa-table');
@@ -176,6 +186,32 @@ export default function mount(root, ctx) {
       legend: { orientation: 'h', y: 1.15 },
     });
     whenPlotly((P) => P.react(pDist.chart, data, layout, CONFIG));
+    setText(pastNote, pastText(m, n));
+  }
+
+  // Which distances past the window each arm answers above chance, read off this run's
+  // held-out accuracy (chance 1/n): the page states no gain the run does not show. A distance
+  // whose every source position is a sink is starred: the sinks arm sees it at any range.
+  function pastText(m, n) {
+    const chance = 1 / Math.max(n, 2);
+    const above = (v) => v >= Math.min(2 * chance, chance + 0.2) && v >= chance + 0.1;
+    const dist = Array.isArray(m.distance) ? m.distance : [];
+    const sinks = Math.max(0, ...m.arms.map((a) => a.sinks || 0));
+    const sinkOnly = (d) => {
+      const src = dist.map((dd, p) => (dd === d ? p - d : null)).filter((x) => x !== null);
+      return sinks > 0 && src.length > 0 && src.every((j) => j < sinks);
+    };
+    let starred = false;
+    const list = (ds) => (ds.length ? ds.map((d) => { const s = sinkOnly(d); starred ||= s; return s ? `${d}*` : String(d); }).join(', ') : t(K('past_none')));
+    const arms = m.arms.map((a) => {
+      const far = Object.keys(a.acc_by_distance).map(Number).filter((d) => d >= m.window).sort((x, y) => x - y);
+      if (!far.length) return null;
+      const good = far.filter((d) => above(a.acc_by_distance[d]));
+      const bad = far.filter((d) => !above(a.acc_by_distance[d]));
+      return t(K('past_arm'), { arm: a.label, good: list(good), bad: list(bad) });
+    }).filter(Boolean);
+    if (!arms.length) return '';
+    return t(K('past'), { w: m.window, arms: arms.join('; ') }) + (starred ? ` ${t(K('past_sink'))}` : '');
   }
 
   function drawSink() {
