@@ -28,9 +28,9 @@ class Params(LabParams):
         zh="任务或文本",
         en="Task or text",
         choices={
-            "reverse": ("倒序 (reverse)", "Reverse"),
-            "copy": ("复制 (copy)", "Copy"),
-            "sort": ("排序 (sort)", "Sort"),
+            "reverse": ("倒序（reverse）", "Reverse"),
+            "copy": ("复制（copy）", "Copy"),
+            "sort": ("排序（sort）", "Sort"),
             "induction": ("归纳头：重复一个串", "Induction: repeat a string"),
             "modadd": ("模加法 a+b mod 11", "Modular addition a+b mod 11"),
             "text-en": ("文本：英文小故事", "Text: the English story"),
@@ -39,11 +39,11 @@ class Params(LabParams):
         },
     )
     seq_len: int = param(
-        6, zh="任务长度 (符号数)", en="Task length (symbols)", ge=2, le=16, show_if=SHOW_TASK
+        6, zh="任务长度（符号数）", en="Task length (symbols)", ge=2, le=16, show_if=SHOW_TASK
     )
     pasted: str = param(
         "",
-        zh=f"你的文字 (粘贴至少 {MIN_PASTED_CHARS} 字、最多 200 KB，就会用它训练)",
+        zh=f"你的文字（粘贴至少 {MIN_PASTED_CHARS} 字、最多 200 KB，就会用它训练）",
         en=f"Your text (paste at least {MIN_PASTED_CHARS} characters, at most 200 KB, to train on it)",
         max_length=MAX_PASTED_BYTES,
         validate_default=True,
@@ -51,7 +51,7 @@ class Params(LabParams):
     )
     tokenizer: Literal["char", "bpe"] = param(
         "char",
-        zh="分词器 (文本)",
+        zh="分词器（文本）",
         en="Tokenizer (text)",
         choices={"char": ("按字符", "Characters"), "bpe": ("BPE (sentencepiece)", "BPE")},
         show_if=SHOW_TEXT,
@@ -70,27 +70,27 @@ class Params(LabParams):
         64, zh="模型宽度 d_model", en="Width d_model", ge=16, le=384, step=8, validate_default=True
     )
     n_ctx: int = param(
-        64, zh="上下文长度 (文本)", en="Context length (text)", ge=8, le=256, show_if=SHOW_TEXT
+        64, zh="上下文长度（文本）", en="Context length (text)", ge=8, le=256, show_if=SHOW_TEXT
     )
     positional: Literal["learned", "sinusoidal", "rope", "none"] = param(
         "learned",
         zh="位置编码",
         en="Positions",
         choices={
-            "learned": ("可学习 (GPT-2)", "Learned (GPT-2)"),
-            "sinusoidal": ("正弦 (原始 Transformer)", "Sinusoidal"),
+            "learned": ("可学习（GPT-2）", "Learned (GPT-2)"),
+            "sinusoidal": ("正弦（原始 Transformer）", "Sinusoidal"),
             "rope": ("RoPE 旋转", "RoPE"),
-            "none": ("无 (NoPE)", "None (NoPE)"),
+            "none": ("无（NoPE）", "None (NoPE)"),
         },
         validate_default=True,
     )
-    causal: bool = param(True, zh="因果掩码 (只看过去)", en="Causal mask (see only the past)")
+    causal: bool = param(True, zh="因果掩码（只看过去）", en="Causal mask (see only the past)")
     lr: float = adamw_lr_param()
     batch: int = param(64, zh="批大小", en="Batch size", ge=1, le=256, live=True)
     warmup: int = param(50, zh="预热步数", en="Warm-up steps", ge=0, le=1000)
     steps: int = param(
         0,
-        zh="训练步数 (0 = 按任务默认)",
+        zh="训练步数（0 = 按任务默认）",
         en="Steps (0 = the task's default)",
         ge=0,
         le=20000,

@@ -42,12 +42,12 @@ class Params(LabParams):
         zh="任务",
         en="Task",
         choices={
-            "copy": ("复制 (copy)", "Copy"),
-            "reverse": ("倒序 (reverse，更慢)", "Reverse (slower)"),
+            "copy": ("复制（copy）", "Copy"),
+            "reverse": ("倒序（reverse，更慢）", "Reverse (slower)"),
             "induction": ("归纳头：重复一个串", "Induction: repeat a string"),
         },
     )
-    seq_len: int = param(6, zh="任务长度 (符号数)", en="Task length (symbols)", ge=2, le=10)
+    seq_len: int = param(6, zh="任务长度（符号数）", en="Task length (symbols)", ge=2, le=10)
     n_layers: int = param(2, zh="层数", en="Layers", ge=2, le=4)
     n_heads: int = param(4, zh="查询头数", en="Query heads", ge=2, le=8, step=2)
     d_model: int = param(

@@ -136,7 +136,7 @@ def activation_param(default: str, names: tuple[str, ...]) -> Any:
 
 DATASET_LABELS = {  # models/data/playground.py's 2-D datasets
     "circle": ("圆环", "Circle"),
-    "xor": ("异或 (XOR)", "Exclusive or (XOR)"),
+    "xor": ("异或（XOR）", "Exclusive or (XOR)"),
     "gauss": ("高斯团", "Gaussian blobs"),
     "spiral": ("螺旋", "Spiral"),
 }
@@ -153,7 +153,7 @@ def adamw_lr_param(default: float = 3e-3) -> Any:
     """AdamW's learning rate for the small Transformers (log slider, live)."""
     return param(
         default,
-        zh="学习率 (AdamW)",
+        zh="学习率（AdamW）",
         en="Learning rate (AdamW)",
         ge=1e-5,
         le=0.1,

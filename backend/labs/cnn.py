@@ -38,7 +38,7 @@ SCALE = 16.0  # pixel counts 0..16 -> 0..1
 class Params(LabParams):
     channels1: int = param(8, zh="第一层卷积的通道数", en="Conv 1 channels", ge=1, le=32)
     channels2: int = param(
-        16, zh="第二层卷积的通道数 (0 = 只有一层)", en="Conv 2 channels (0 = none)", ge=0, le=64
+        16, zh="第二层卷积的通道数（0 = 只有一层）", en="Conv 2 channels (0 = none)", ge=0, le=64
     )
     compare_mlp: bool = param(
         True, zh="旁边训练一个参数量相近的 MLP", en="Train an MLP of similar size beside it"
@@ -50,20 +50,20 @@ class Params(LabParams):
     )
     augment: bool = param(
         False,
-        zh="数据增强 (平移、小角度旋转)",
+        zh="数据增强（平移、小角度旋转）",
         en="Augmentation (shifts, small rotations)",
         live=True,
     )
-    shift: int = param(1, zh="最大平移 (像素)", en="Largest shift (pixels)", ge=0, le=2, live=True)
+    shift: int = param(1, zh="最大平移（像素）", en="Largest shift (pixels)", ge=0, le=2, live=True)
     degrees: float = param(
-        10.0, zh="最大旋转角度 (度)", en="Largest rotation (degrees)", ge=0, le=30, live=True
+        10.0, zh="最大旋转角度（度）", en="Largest rotation (degrees)", ge=0, le=30, live=True
     )
     lr: float = param(
-        1e-2, zh="学习率 (Adam)", en="Learning rate (Adam)", ge=1e-4, le=0.1, scale="log", live=True
+        1e-2, zh="学习率（Adam）", en="Learning rate (Adam)", ge=1e-4, le=0.1, scale="log", live=True
     )
     batch_size: int = param(64, zh="小批量大小", en="Mini-batch size", ge=8, le=512, live=True)
     test_frac: float = param(
-        0.2, zh="测试集比例 (分层抽样)", en="Test fraction (stratified)", ge=0.1, le=0.5, step=0.05
+        0.2, zh="测试集比例（分层抽样）", en="Test fraction (stratified)", ge=0.1, le=0.5, step=0.05
     )
     eval_every: int = param(
         10, zh="每隔几步测一次准确率", en="Measure accuracy every N steps", ge=1, le=200, live=True

@@ -41,7 +41,7 @@ class Params(LabParams):
     )  # fmt: skip
     stride: int = param(1, zh="步长", en="Stride", ge=1, le=3, live=True)
     padding: int = param(0, zh="填充", en="Padding", ge=0, le=2, live=True)
-    n: int = param(5, zh="输入边长 n (尺寸公式)", en="Input side n (size formula)", ge=1, le=16, live=True)  # fmt: skip
+    n: int = param(5, zh="输入边长 n（尺寸公式）", en="Input side n (size formula)", ge=1, le=16, live=True)  # fmt: skip
     k: int = param(3, zh="卷积核边长 k", en="Kernel side k", ge=1, le=7, live=True)
     p: int = param(0, zh="填充 p", en="Padding p", ge=0, le=3, live=True)
     s: int = param(1, zh="步长 s", en="Stride s", ge=1, le=4, live=True)

@@ -82,7 +82,7 @@ class Params(LabParams):
     )
     noise: bool = param(
         False,
-        zh="加一点噪声打破对称 (N(0, 0.001²))",
+        zh="加一点噪声打破对称（N(0, 0.001²)）",
         en="Break the symmetry with tiny noise (N(0, 0.001²))",
     )
     norm: Literal["none", "batchnorm", "layernorm"] = param(
@@ -97,7 +97,7 @@ class Params(LabParams):
     )
     reference: bool = param(
         True,
-        zh="加一组参照：残差 · Kaiming · ReLU",
+        zh="加一个参照变体：残差 · Kaiming · ReLU",
         en="Add a reference arm: residual · Kaiming · ReLU",
     )
     dataset: Literal["circle", "xor", "gauss", "spiral"] = param(
@@ -112,7 +112,7 @@ class Params(LabParams):
         },
     )
     lr: float = param(
-        0.03, zh="学习率 (SGD 动量 0.9)", en="Learning rate (SGD, momentum 0.9)",
+        0.03, zh="学习率（SGD 动量 0.9）", en="Learning rate (SGD, momentum 0.9)",
         ge=1e-4, le=1.0, scale="log", live=True,
     )  # fmt: skip
     batch: int = param(64, zh="批大小", en="Batch size", ge=8, le=256, live=True)
@@ -156,7 +156,7 @@ class DepthLab(TrainingLab):
     title = {"zh": "深度、初始化与残差", "en": "Depth, initialisation and residuals"}
     description = {
         "zh": "普通堆叠与残差堆叠在同一数据、同一随机种子上并排训练：每层的梯度范数（对数色标的瀑布图）、"
-        "每层激活的直方图、各组的损失。30 层 sigmoid 加 N(0, 0.01) 初始化，前面几层的梯度消失得一干二净；"
+        "每层激活的直方图、各变体的损失。30 层 sigmoid 加 N(0, 0.01) 初始化，前面几层的梯度消失得一干二净；"
         "残差 + Kaiming + ReLU 则照常学习。全零初始化只有输出偏置在学；常数初始化让每一行永远相同，加一点噪声才打破。",
         "en": "Plain and residual stacks trained side by side on the same data and seed: each "
         "layer's gradient norm (a waterfall on a log colour scale), each layer's activation "

@@ -33,7 +33,7 @@ HOOKS = ("layers.*.hook_post", "hook_logits")
 class Params(LabParams):
     hidden1: int = param(128, zh="第一隐藏层宽度", en="Hidden layer 1 width", ge=8, le=512)
     hidden2: int = param(
-        64, zh="第二隐藏层宽度 (0 = 只有一层)", en="Hidden layer 2 width (0 = none)", ge=0, le=512
+        64, zh="第二隐藏层宽度（0 = 只有一层）", en="Hidden layer 2 width (0 = none)", ge=0, le=512
     )
     activation: Literal["relu", "tanh", "sigmoid", "gelu", "silu"] = activation_param(
         "relu", ("relu", "tanh", "sigmoid", "gelu", "silu")
@@ -43,8 +43,8 @@ class Params(LabParams):
         zh="初始化",
         en="Initialization",
         choices={
-            "kaiming": ("Kaiming (何恺明) 正态", "Kaiming normal"),
-            "small": ("randn·0.01 (书中手写版)", "randn·0.01 (the book's hand version)"),
+            "kaiming": ("Kaiming（何恺明）正态", "Kaiming normal"),
+            "small": ("randn·0.01（书中手写版）", "randn·0.01 (the book's hand version)"),
             "default": ("PyTorch 默认", "PyTorch default"),
             "xavier": ("Xavier 正态", "Xavier normal"),
         },
@@ -59,7 +59,7 @@ class Params(LabParams):
         },
     )
     lr: float = param(
-        0.1, zh="学习率 (SGD)", en="Learning rate (SGD)", ge=1e-4, le=10.0, scale="log", live=True
+        0.1, zh="学习率（SGD）", en="Learning rate (SGD)", ge=1e-4, le=10.0, scale="log", live=True
     )
     batch: Literal["full", "minibatch"] = param(
         "full",
@@ -67,13 +67,13 @@ class Params(LabParams):
         en="Batch",
         live=True,
         choices={
-            "full": ("全批量 (不随机)", "Full batch (not stochastic)"),
-            "minibatch": ("小批量 (随机)", "Mini-batch (stochastic)"),
+            "full": ("全批量（不随机）", "Full batch (not stochastic)"),
+            "minibatch": ("小批量（随机）", "Mini-batch (stochastic)"),
         },
     )
     batch_size: int = param(64, zh="小批量大小", en="Mini-batch size", ge=8, le=512, live=True)
     test_frac: float = param(
-        0.2, zh="测试集比例 (分层抽样)", en="Test fraction (stratified)", ge=0.1, le=0.5, step=0.05
+        0.2, zh="测试集比例（分层抽样）", en="Test fraction (stratified)", ge=0.1, le=0.5, step=0.05
     )
     eval_every: int = param(
         10, zh="每隔几步测一次准确率", en="Measure accuracy every N steps", ge=1, le=200, live=True

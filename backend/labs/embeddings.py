@@ -1,7 +1,7 @@
 """Lab `embeddings`: from ids to vectors, and a model's own character embeddings.
 
 Static part (recomputed when the learner edits the table or picks a word): ids invent an
-order (苹果 1 + 香蕉 2 = 梨 3), one-hot rows are all orthogonal (Gram matrix = I), the
+order（苹果 1 + 香蕉 2 = 梨 3）, one-hot rows are all orthogonal (Gram matrix = I), the
 (sweet, tech) table with its cosine matrix, and one-hot × E picking a row of E.
 
 Live part: play trains the gpt lab's Transformer (preset gpt-nano, narrower) as a character
@@ -49,7 +49,7 @@ class Params(LabParams):
     )
     pasted: str = param(
         "",
-        zh=f"你的文字 (至少 {MIN_PASTED_CHARS} 字、最多 200 KB)",
+        zh=f"你的文字（至少 {MIN_PASTED_CHARS} 字、最多 200 KB）",
         en=f"Your text (at least {MIN_PASTED_CHARS} characters, at most 200 KB)",
         max_length=MAX_PASTED_BYTES,
         show_if={"text": ["pasted"]},
@@ -72,7 +72,7 @@ class Params(LabParams):
     word: int = param(0, zh="查哪一行", en="Row to look up", widget="hidden", ge=0, le=3, live=True)
     table: list[Row] = param(
         DEFAULT_TABLE,
-        zh="二维词表 (甜, 科技)",
+        zh="二维词表（甜, 科技）",
         en="2-D table (sweet, tech)",
         widget="hidden",
         min_length=4,

@@ -45,7 +45,7 @@ class Params(LabParams):
     n_layers: int = param(BASE.n_layers, zh="层数", en="Layers", ge=1, le=64)
     n_heads: int = param(BASE.n_heads, zh="查询头数", en="Query heads", ge=1, le=64)
     n_kv_heads: int = param(
-        BASE.n_kv_heads, zh="KV 头数 (GQA)", en="KV heads (GQA)", ge=1, le=64, validate_default=True
+        BASE.n_kv_heads, zh="KV 头数（GQA）", en="KV heads (GQA)", ge=1, le=64, validate_default=True
     )
     d_head: int = param(
         BASE.d_head, zh="每头维度 d_head", en="Head size d_head", ge=16, le=256, step=16
@@ -59,9 +59,9 @@ class Params(LabParams):
         zh="数值类型",
         en="Number type",
         choices={
-            "bf16": ("bf16 (2 字节)", "bf16 (2 bytes)"),
-            "f16": ("fp16 (2 字节)", "fp16 (2 bytes)"),
-            "f32": ("fp32 (4 字节)", "fp32 (4 bytes)"),
+            "bf16": ("bf16（2 字节）", "bf16 (2 bytes)"),
+            "f16": ("fp16（2 字节）", "fp16 (2 bytes)"),
+            "f32": ("fp32（4 字节）", "fp32 (4 bytes)"),
         },
     )
     length: int = param(
@@ -75,7 +75,7 @@ class Params(LabParams):
     )
     batch: int = param(
         50,
-        zh="批大小 (同时解码的序列)",
+        zh="批大小（同时解码的序列）",
         en="Batch (sequences at once)",
         ge=1,
         le=1024,

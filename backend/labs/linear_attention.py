@@ -66,7 +66,7 @@ class Params(LabParams):
         zh="位置编码",
         en="Positions",
         choices={
-            "none": ("无 (只有顺序本身)", "None (order only)"),
+            "none": ("无（只有顺序本身）", "None (order only)"),
             "learned": ("学习的位置向量", "Learned"),
         },
     )

@@ -32,7 +32,7 @@ Table = tuple[torch.Tensor, torch.Tensor, list[str]]  # x [N, F] raw, y [N], col
 Batch = Literal["full", "sgd", "minibatch"]
 LOSS_CHOICES = {
     "half_mse": ("½·均方误差", "½ · MSE"),
-    "mse": ("均方误差 (MSELoss)", "MSE (MSELoss)"),
+    "mse": ("均方误差（MSELoss）", "MSE (MSELoss)"),
 }
 
 
@@ -54,7 +54,7 @@ def batch_field() -> Any:
         live=True,
         choices={
             "full": ("全批量", "Full batch"),
-            "sgd": ("随机 (每步一个样本)", "SGD (one sample a step)"),
+            "sgd": ("随机（每步一个样本）", "SGD (one sample a step)"),
             "minibatch": ("小批量", "Mini-batch"),
         },
     )
@@ -84,7 +84,7 @@ class Params(LabParams):
         "raw",
         zh="输入特征",
         en="Input features",
-        choices={"raw": ("原始数值", "Raw numbers"), "zscore": ("标准化 (z-score)", "Z-scored")},
+        choices={"raw": ("原始数值", "Raw numbers"), "zscore": ("标准化（z-score）", "Z-scored")},
     )
     lr: float = lr_field(0.1)
     batch: Batch = batch_field()
@@ -94,14 +94,14 @@ class Params(LabParams):
         zh="初始权重",
         en="Initial weights",
         choices={
-            "auto": ("按数据 (两点: 0; 直播: N(0,0.01))", "By dataset (0, or N(0, 0.01))"),
+            "auto": ("按数据（两点: 0; 直播: N(0,0.01)）", "By dataset (0, or N(0, 0.01))"),
             "zeros": ("全零", "Zeros"),
             "normal": ("N(0, 0.01)", "N(0, 0.01)"),
         },
     )
     axis_x: int = param(0, zh="等高线横轴参数", en="Surface x-axis parameter", ge=0, le=4)
     axis_y: int = param(
-        4, zh="等高线纵轴参数 (4 = 偏置)", en="Surface y-axis (4 = bias)", ge=0, le=4
+        4, zh="等高线纵轴参数（4 = 偏置）", en="Surface y-axis (4 = bias)", ge=0, le=4
     )
     epochs: int = epochs_field()
     points: list[tuple[float, float]] = param(

@@ -47,7 +47,7 @@ class Params(LabParams):
         en="Input features",
         choices={
             "raw": ("原始数值", "Raw numbers"),
-            "zscore": ("标准化 (z-score)", "Z-scored"),
+            "zscore": ("标准化（z-score）", "Z-scored"),
             "onehot": ("标准化，推送改为独热编码", "Z-scored, push one-hot"),
             "log_users": ("标准化，用户数取 log", "Z-scored, log(users)"),
         },

@@ -52,7 +52,7 @@ class Params(LabParams):
         zh="数据",
         en="Data",
         choices={
-            "blobs": ("买不买 (年龄, 收入)", "Buy or not (age, income)"),
+            "blobs": ("买不买（年龄, 收入）", "Buy or not (age, income)"),
             "circles": ("同心圆", "Concentric circles"),
         },
     )
@@ -66,7 +66,7 @@ class Params(LabParams):
         },
     )
     pos_frac: float = param(
-        0.5, zh="正类 (买) 占比", en="Share of positives (buyers)", ge=0.05, le=0.95, step=0.05
+        0.5, zh="正类（买）占比", en="Share of positives (buyers)", ge=0.05, le=0.95, step=0.05
     )
     n: int = param(200, zh="样本数", en="Number of points", ge=20, le=400, step=10)
     lr: float = param(

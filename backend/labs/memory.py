@@ -70,7 +70,7 @@ class Params(LabParams):
     )
     delay: int = param(
         30,
-        zh="延迟 N (干扰步数)",
+        zh="延迟 N（干扰步数）",
         en="Delay N (distractor steps)",
         ge=1,
         le=60,
@@ -80,7 +80,7 @@ class Params(LabParams):
         300, zh="每个延迟训练步数", en="Steps per delay", ge=50, le=2000, show_if={"mode": "sweep"}
     )
     n_symbols: int = param(4, zh="符号个数", en="Symbols", ge=2, le=8)
-    d_hidden: int = param(16, zh="隐藏单元数", en="Hidden units", ge=4, le=64)
+    d_hidden: int = param(16, zh="隐藏状态维度", en="Hidden units", ge=4, le=64)
     keep_bias: float = param(
         3.0,
         zh="遗忘门/更新门的初始偏置",

@@ -55,8 +55,8 @@ class Params(LabParams):
         {"custom": ("只用我画的点", "Only my points")}
     )
     classes: int = param(2, zh="类别数", en="Classes", ge=2, le=MAX_CLASSES)
-    noise: int = param(0, zh="噪声 (%)", en="Noise (%)", ge=0, le=50, step=5)
-    train_pct: int = param(50, zh="训练集比例 (%)", en="Training share (%)", ge=10, le=90, step=10)
+    noise: int = param(0, zh="噪声（%）", en="Noise (%)", ge=0, le=50, step=5)
+    train_pct: int = param(50, zh="训练集比例（%）", en="Training share (%)", ge=10, le=90, step=10)
     n_points: int = param(500, zh="点数", en="Points", ge=100, le=1000, step=50)
     x1: bool = param(True, zh="输入 X₁", en="Input X₁")
     x2: bool = param(True, zh="输入 X₂", en="Input X₂")

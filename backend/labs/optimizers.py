@@ -130,7 +130,7 @@ class Params(LabParams):
         },
     )
     sgd_lr: float = _lr(default=0.09, zh="SGD 学习率", en="SGD learning rate")
-    momentum_lr: float = _lr(default=0.02, zh="动量 学习率", en="Momentum learning rate")
+    momentum_lr: float = _lr(default=0.02, zh="动量法的学习率", en="Momentum learning rate")
     momentum_beta1: float = _beta(0.9, zh="动量 β1", en="Momentum β1")
     rmsprop_lr: float = _lr(default=0.03, zh="RMSProp 学习率", en="RMSProp learning rate")
     rmsprop_beta2: float = _beta(0.99, zh="RMSProp β2 (alpha)", en="RMSProp β2 (alpha)")

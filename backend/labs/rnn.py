@@ -78,7 +78,7 @@ class Params(LabParams):
     )
     pasted: str = param(
         "",
-        zh=f"你的文字 (至少 {MIN_PASTED_CHARS} 字、最多 200 KB)",
+        zh=f"你的文字（至少 {MIN_PASTED_CHARS} 字、最多 200 KB）",
         en=f"Your text (at least {MIN_PASTED_CHARS} characters, at most 200 KB)",
         max_length=MAX_PASTED_BYTES,
         show_if={"text": "pasted"},
@@ -90,10 +90,10 @@ class Params(LabParams):
     whh_scale: float = param(
         1.0, zh="W_hh 初始化倍数", en="W_hh init scale", ge=0.1, le=3.0, step=0.05
     )
-    window: int = param(32, zh="窗口长度 (BPTT 步数)", en="Window (BPTT steps)", ge=8, le=128)
+    window: int = param(32, zh="窗口长度（BPTT 步数）", en="Window (BPTT steps)", ge=8, le=128)
     batch: int = param(32, zh="批大小", en="Batch size", ge=4, le=256, live=True)
     lr: float = param(
-        3e-3, zh="学习率 (Adam)", en="Learning rate (Adam)", ge=1e-5, le=0.1, scale="log", live=True
+        3e-3, zh="学习率（Adam）", en="Learning rate (Adam)", ge=1e-5, le=0.1, scale="log", live=True
     )
     clip: bool = param(True, zh="梯度裁剪", en="Gradient clipping", live=True)
     max_norm: float = param(
@@ -133,7 +133,7 @@ class RNNLab(TrainingLab):
     title = {"zh": "字符级 RNN", "en": "A character RNN"}
     description = {
         "zh": "h = tanh(x·Wxh + h·Whh + b) 逐字学一段文字：隐藏状态、下一个字的候选、贪心与采样、"
-        "背诵计；W_hh 的尺度与激活函数如何让 ‖h_t‖ 和沿时间反传的梯度爆炸或消失；梯度裁剪用的是哪种范数。",
+        "背诵检测；W_hh 的尺度与激活函数如何让 ‖h_t‖ 和沿时间反传的梯度爆炸或消失；梯度裁剪用的是哪种范数。",
         "en": "h = tanh(x·Wxh + h·Whh + b) learns a text one character at a time: its hidden "
         "state, the next-character candidates, greedy vs sampling, a memorisation meter; how "
         "W_hh's scale and the activation make ‖h_t‖ and the gradient through time explode or "

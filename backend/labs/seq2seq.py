@@ -9,7 +9,7 @@ arm's own previous output) and teacher forced (each step reads the true previous
 the gap between the two token accuracies is exposure bias. A sent frame carries, per arm,
 the free-running decode of one fixed example with, for the attention arm, its alignment
 [T_dec, T_enc], and the example's steps under both feeding regimes. The worked example of
-teacher forcing (今天天气真好) is built from that string's tokenisation, one id a character.
+teacher forcing（今天天气真好）is built from that string's tokenisation, one id a character.
 The learner's own string (`Input`) runs through both arms the same way.
 """
 
@@ -58,7 +58,7 @@ class Params(LabParams):
         en="Task",
         choices={
             "reverse": ("倒序一个字符串", "Reverse a string"),
-            "dates": ("日期规范化 (→ 2021-05-03)", "Normalise a date (→ 2021-05-03)"),
+            "dates": ("日期规范化（→ 2021-05-03）", "Normalise a date (→ 2021-05-03)"),
         },
     )
     min_len: int = param(
@@ -75,7 +75,7 @@ class Params(LabParams):
     )
     d_hidden: int = param(
         64,
-        zh="隐状态宽度 (上下文向量的大小)",
+        zh="隐藏状态维度（上下文向量的大小）",
         en="Hidden size (the context vector)",
         ge=16,
         le=128,
@@ -83,7 +83,7 @@ class Params(LabParams):
     )
     lr: float = param(
         5e-3,
-        zh="学习率 (Adam)",
+        zh="学习率（Adam）",
         en="Learning rate (Adam)",
         ge=1e-4,
         le=3e-2,
@@ -141,9 +141,9 @@ class Seq2SeqLab(TrainingLab):
         "en": "Encoder-decoder: one context vector vs attention",
     }
     description = {
-        "zh": "同一个 GRU 编码器-解码器，一组只把编码器最后的状态交给解码器，另一组用 Bahdanau 注意力"
+        "zh": "同一个 GRU 编码器-解码器，一个变体只把编码器最后的状态交给解码器，另一个用 Bahdanau 注意力"
         "每一步回看所有位置。倒序字符串或规范化日期：看输入变长时单个向量怎样撑不住，对齐矩阵怎样长成"
-        "反对角线，以及教师强制与自由运行之间的差距（曝光偏差）。",
+        "反对角线，以及教师强制与自由生成之间的差距（曝光偏差）。",
         "en": "One GRU encoder-decoder twice: one arm hands the decoder only the encoder's last "
         "state, the other looks back at every position with Bahdanau attention. Reverse a string "
         "or normalise a date: watch the single vector give way as inputs grow, the alignment "

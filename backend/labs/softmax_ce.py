@@ -37,7 +37,7 @@ class Params(LabParams):
     # validator below still refuses a class past the last logit.
     target: int = param(0, zh="正确类别", en="Right class", ge=0, le=9, live=True, widget="hidden")
     n_samples: int = param(
-        100, zh="样本数 (似然连乘)", en="Samples (likelihood product)", ge=1, le=1000, live=True
+        100, zh="样本数（似然连乘）", en="Samples (likelihood product)", ge=1, le=1000, live=True
     )
     y_true: int = param(
         1, zh="sigmoid 的真实标签 y", en="Sigmoid's true label y", ge=0, le=1, live=True

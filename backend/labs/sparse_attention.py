@@ -43,11 +43,11 @@ N_EVAL = 64  # held-out samples, drawn once; row 0 is the example drawn in the m
 BETAS = (0.9, 0.99)
 TIMELINE_MB = 64.0
 LABELS = {
-    "dense": ("Dense", "稠密：看见全部之前的词", "Dense: every earlier token"),
+    "dense": ("Dense", "稠密：看见之前的全部 token", "Dense: every earlier token"),
     "window": ("Window", "滑动窗口", "Sliding window"),
-    "sinks+window": ("Sinks+window", "汇聚词 + 滑动窗口", "Sinks + sliding window"),
+    "sinks+window": ("Sinks+window", "注意力汇点 + 滑动窗口", "Sinks + sliding window"),
     "strided": ("Strided", "窗口 + 跨步", "Window + strided"),
-    "block": ("Block", "按块选择 (top-k)", "Block selection (top-k)"),
+    "block": ("Block", "按块选择（top-k）", "Block selection (top-k)"),
 }
 
 
@@ -57,8 +57,8 @@ class Params(LabParams):
         zh="任务",
         en="Task",
         choices={
-            "reverse": ("倒序：答案在 1、3、5… 个词之前", "Reverse: answers 1, 3, 5, … back"),
-            "copy": ("复制：每个答案都在 n+1 个词之前", "Copy: every answer n + 1 back"),
+            "reverse": ("倒序：答案在 1、3、5… 个 token 之前", "Reverse: answers 1, 3, 5, … back"),
+            "copy": ("复制：每个答案都在 n+1 个 token 之前", "Copy: every answer n + 1 back"),
         },
     )
     positional: Literal["rope", "learned", "none"] = param(
@@ -68,12 +68,12 @@ class Params(LabParams):
         choices={
             "rope": ("RoPE", "RoPE"),
             "learned": ("学习的位置向量（没有 RoPE）", "Learned (no RoPE)"),
-            "none": ("没有位置编码 (NoPE)", "None (NoPE)"),
+            "none": ("没有位置编码（NoPE）", "None (NoPE)"),
         },
     )
-    seq_len: int = param(6, zh="任务长度 (符号数)", en="Task length (symbols)", ge=3, le=10)
+    seq_len: int = param(6, zh="任务长度（符号数）", en="Task length (symbols)", ge=3, le=10)
     window: int = param(4, zh="窗口 w（含自己）", en="Window w (itself included)", ge=1, le=16)
-    sinks: int = param(2, zh="汇聚词个数", en="Sink tokens", ge=1, le=4)
+    sinks: int = param(2, zh="汇点 token 个数", en="Sink tokens", ge=1, le=4)
     stride: int = param(4, zh="跨步", en="Stride", ge=2, le=16)
     block_size: int = param(4, zh="块大小", en="Block size", ge=2, le=8)
     top_blocks: int = param(1, zh="每个查询选几块", en="Blocks a query selects", ge=1, le=4)
@@ -103,13 +103,13 @@ class SparseAttentionLab(MaskedTask, TrainingLab):
     chapter = 7
     order = 6
     title = {
-        "zh": "稀疏注意力：窗口、汇聚词、跨步、按块选择",
+        "zh": "稀疏注意力：窗口、注意力汇点、跨步、按块选择",
         "en": "Sparse attention: windows, sinks, strides, blocks",
     }
     description = {
-        "zh": "同一个小解码器用五种注意力掩码并排训练：稠密、滑动窗口、汇聚词 + 窗口、跨步、按块选择。"
-        "画出每种掩码、L 层之后哪些词还能影响位置 t（窗口 w 每层多看 w−1 个），以及答案在窗口之外时的损失。"
-        "再量一量第一个词上的注意力：softmax 总得把权重放在某处。",
+        "zh": "同一个小解码器用五种注意力掩码并排训练：稠密、滑动窗口、注意力汇点 + 窗口、跨步、按块选择。"
+        "画出每种掩码、L 层之后哪些 token 还能影响位置 t（窗口 w 每层多看 w−1 个），以及答案在窗口之外时的损失。"
+        "再量一量第一个 token 上的注意力：softmax 总得把权重放在某处。",
         "en": "One small decoder, five attention masks, trained side by side: dense, sliding "
         "window, sinks + window, strided and block selection. See each mask, which earlier "
         "tokens can still influence position t after L layers (a window w reaches w − 1 more "

@@ -53,13 +53,13 @@ class Params(LabParams):
         en="Loss being trained",
         live=True,
         choices={
-            "hinge": ("合页损失 (SVM)", "Hinge (SVM)"),
+            "hinge": ("合页损失（SVM）", "Hinge (SVM)"),
             "logistic": ("逻辑损失", "Logistic"),
             "squared": ("平方损失", "Squared"),
         },
     )
     C: float = param(
-        1.0, zh="C (惩罚系数)", en="C (penalty)", ge=1e-3, le=1e3, scale="log", live=True
+        1.0, zh="C（惩罚系数）", en="C (penalty)", ge=1e-3, le=1e3, scale="log", live=True
     )
     lr: float = param(0.1, zh="学习率", en="Learning rate", ge=1e-3, le=2.0, scale="log", live=True)
     epochs: int = param(3000, zh="训练步数", en="Steps to train", ge=1, le=20000)

@@ -34,7 +34,7 @@ class Params(LabParams):
         zh="文本",
         en="Text",
         choices={
-            "zh": ("小烧麦学说话（中文）", "小烧麦学说话 (Chinese)"),
+            "zh": ("小烧麦学说话（中文）", "小烧麦学说话（Chinese）"),
             "en": ("The little shaomai (English)", "The little shaomai (English)"),
             "pasted": ("我粘贴的文本", "My pasted text"),
         },

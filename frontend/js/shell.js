@@ -27,7 +27,7 @@ const $ = (s) => document.querySelector(s);
 
 addStrings({
   en: { url_left_out: 'This page’s link leaves out {fields}: too long for a URL. Save the run (or export it) to share it exactly; a reload of this tab keeps it.', no_play: 'Nothing to play here: every change is computed and drawn at once.' },
-  zh: { url_left_out: '这个页面的链接里没有 {fields}：太长，放不进网址。要原样分享，请保存（或导出）这次运行；在本标签页里刷新会保留它。', no_play: '这里没有要播放的：每次改动都会立刻算好并画出来。' },
+  zh: { url_left_out: '这个页面的链接里没有 {fields}：太长，放不进网址。要原样分享，请保存（或导出）本次训练；在本标签页里刷新会保留它。', no_play: '这里没有要播放的：每次改动都会立刻算好并画出来。' },
 });
 
 async function main() {

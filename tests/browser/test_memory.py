@@ -59,7 +59,7 @@ def test_memory_sweep_in_chinese(live_server, page):
     sweep = page.inner_text(".memory-sweep")
     assert "把模式选为" in sweep and "{steps}" not in sweep, sweep
     page.wait_for_function(HAS_STEP)
-    assert "瞎猜" in page.inner_text(".memory-view")
+    assert "随机猜测" in page.inner_text(".memory-view")
     assert "把模式选为" in page.inner_text(".memory-sweep")
     page.select_option("#param-mode", "sweep")
     page.wait_for_function("() => window.shaomai.store.get('params').mode === 'sweep'")

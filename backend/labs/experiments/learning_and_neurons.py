@@ -56,7 +56,7 @@ EXPERIMENTS: dict[str, list[dict]] = {
             "One point at a time (SGD)",
             "每次一个点（SGD）",
             "the path on the contour wobbles instead of going straight, yet still ends at (1, 1).",
-            "等高线上的路径不再笔直而是摇摆，但最后仍到达 (1, 1)。",
+            "等高线上的路径不再笔直而是摇摆，但最后仍到达（1, 1）。",
         ),
     ],
     "live-stream": [
@@ -111,7 +111,7 @@ EXPERIMENTS: dict[str, list[dict]] = {
             "Concentric circles, linear features",
             "同心圆，线性特征",
             "a straight boundary cannot separate rings: accuracy stays near chance.",
-            "直线边界分不开圆环：准确率停在瞎猜附近。",
+            "直线边界分不开圆环：准确率停在随机猜测的水平附近。",
         ),
         _x(
             "quadratic",

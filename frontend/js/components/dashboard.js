@@ -23,9 +23,9 @@ addStrings({
   },
   zh: {
     'dash.loss': '损失', 'dash.train_loss': '训练损失', 'dash.grad': '各阶段的梯度范数（对数色标）',
-    'dash.readout': '当前', 'dash.step': '步数', 'dash.keep': '保留这次运行', 'dash.keep_title': '把这次运行的曲线留在后面几次运行旁边（最多 2 个）',
-    'dash.kept': '已保留：', 'dash.kept_run': '保留的运行', 'dash.kept_with': '{label}（{diff}）', 'dash.unkeep': '去掉保留的运行 {label}',
-    'dash.diverged': '已发散', 'dash.arm': '第 {i} 组',
+    'dash.readout': '当前', 'dash.step': '步数', 'dash.keep': '保留本次训练', 'dash.keep_title': '把本次训练的曲线留在后面几次训练旁边（最多 2 个）',
+    'dash.kept': '已保留：', 'dash.kept_run': '保留的训练', 'dash.kept_with': '{label}（{diff}）', 'dash.unkeep': '去掉保留的训练 {label}',
+    'dash.diverged': '已发散', 'dash.arm': '第 {i} 个变体',
   },
 });
 

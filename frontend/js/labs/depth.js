@@ -57,7 +57,7 @@ addStrings({
     'depth.alpha': 'residual branches scaled by α = {a}',
   },
   zh: {
-    'depth.loss': '各组的训练损失（同样的批、同样的随机种子）',
+    'depth.loss': '各变体的训练损失（同样的批、同样的随机种子）',
     'depth.train_loss': '损失',
     'depth.acc': '留出集准确率（eval 模式）',
     'depth.test_acc': '准确率',
@@ -69,7 +69,7 @@ addStrings({
     'depth.noise_on': '加一点噪声打破对称',
     'depth.noise_off': '去掉噪声',
     'depth.hist': '每一层在留出点上的激活值',
-    'depth.hist_hint': '每行一层（输入层在最下面），每列一个取值区间，覆盖这一组的取值范围（写在图的上方）；颜色：落在这个区间的值有多少（每行按最满的区间缩放）。',
+    'depth.hist_hint': '每行一层（输入层在最下面），每列一个取值区间，覆盖这个变体的取值范围（写在图的上方）；颜色：落在这个区间的值有多少（每行按最满的区间缩放）。',
     'depth.layer': '层',
     'depth.hist_tip': '{arm} · 第 {layer} 层 · {a} 到 {b} · 该行峰值的 {v}',
     'depth.sym': '对称性：layers.1 的权重矩阵',

@@ -57,7 +57,7 @@ addStrings({
     [`${ID}.test_loss`]: '测试损失',
     [`${ID}.train_acc`]: '训练准确率',
     [`${ID}.test_acc`]: '测试准确率',
-    [`${ID}.epoch`]: '轮数 (epoch)',
+    [`${ID}.epoch`]: '轮数（epoch）',
     [`${ID}.reg`]: '正则项',
     [`${ID}.points`]: '点数（训练 / 测试 / 你加的）',
     [`${ID}.no_points`]: '还没有点：在输出图上点击来画点。',

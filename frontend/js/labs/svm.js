@@ -45,7 +45,7 @@ addStrings({
   },
   zh: {
     'svm.boundary': 'f(x) = w·x + b：边界 f = 0 与间隔线 f = ±1',
-    'svm.boundary_hint': '颜色是模型在 64×64 网格上的 f (截断到 ±3)。画圈的点在间隔上或间隔内 (y·f ≤ 1)。',
+    'svm.boundary_hint': '颜色是模型在 64×64 网格上的 f（截断到 ±3）。画圈的点在间隔上或间隔内（y·f ≤ 1）。',
     'svm.neg': 'y = −1',
     'svm.pos': 'y = +1',
     'svm.sv': '在间隔上或间隔内',
@@ -59,15 +59,15 @@ addStrings({
     'svm.curves_hint': '圆点：每个样本按它的间隔画在正在训练的损失上。m 超过 1 后合页损失恰好为 0；逻辑损失永远不为 0；平方损失还会惩罚“对得太多”的点。',
     'svm.hinge': '合页 max(0, 1−m)',
     'svm.logistic': '逻辑 ln(1+e^−m)',
-    'svm.squared': '平方 (1−m)²',
-    'svm.zero_one': '0-1 (我们真正数的)',
+    'svm.squared': '平方（1−m）²',
+    'svm.zero_one': '0-1（我们真正数的）',
     'svm.points': '样本',
     'svm.m': '间隔 m = y·f(x)',
     'svm.loss_now': '正在训练的损失',
     'svm.n_sv': '在间隔上或间隔内的点',
     'svm.accuracy': '准确率',
     'svm.data_term': 'C·Σ 损失',
-    'svm.wide': '无穷 (w = 0)',
+    'svm.wide': '无穷（w = 0）',
   },
 });
 

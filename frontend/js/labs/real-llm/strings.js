@@ -109,7 +109,7 @@ addStrings({
     'real-llm.lens': 'Logit lens：每一层“想说”什么',
     'real-llm.lens_hint': '每一层在新 token 处的残差流，经过最后的 RMSNorm 和（共享的）输出头读出。实心：这一层第一名 token 的概率。虚线框：它给最终选中 token 的概率。最后一层就是模型真正的输出。',
     'real-llm.layout': '布局不匹配，真实演示',
-    'real-llm.layout_text': 'llama.cpp 在每个头内部把 W_q 和 W_k 的行重新排列存储，因为它的 RoPE 旋转相邻的一对 (2i, 2i+1)，而我们的 RoPE（和 Hugging Face 一样）旋转 (j, j + 32)。我们的加载器把这个重排还原了。照存储的顺序加载，每个头都会旋转错误的维度对：数字完全一样，写出的文字却乱了。',
+    'real-llm.layout_text': 'llama.cpp 在每个头内部把 W_q 和 W_k 的行重新排列存储，因为它的 RoPE 旋转相邻的一对（2i, 2i+1），而我们的 RoPE（和 Hugging Face 一样）旋转（j, j + 32）。我们的加载器把这个重排还原了。照存储的顺序加载，每个头都会旋转错误的维度对：数字完全一样，写出的文字却乱了。',
     'real-llm.layout_wrong': '按存储顺序加载 Q/K 行（错误）',
     'real-llm.layout_right': '换回还原后的顺序（正确）',
     'real-llm.layout_now': '现在：{which}。',
