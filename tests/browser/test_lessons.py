@@ -72,7 +72,7 @@ def test_a_class_follows_the_teachers_lesson_step(live_server, browser):
         assert "投票" in panel(s2)["text"]
         # The teacher's page asked in English; a zh phone reads the lesson's own zh poll.
         s2.wait_for_selector(".poll-panel:not([hidden]) .poll-choice")
-        assert "第 0 层会学出哪种图案" in s2.inner_text(".poll-panel .poll-q")
+        assert "答案那几行会学出哪种图案" in s2.inner_text(".poll-panel .poll-q")
         assert "反对角线" in s2.inner_text(".poll-choice[data-choice='1']")
         assert "layer 0" in s1.inner_text(".poll-panel .poll-q")
         screenshot(teacher, "lesson-presenter-en-1280")
