@@ -156,14 +156,14 @@ class DepthLab(TrainingLab):
     title = {"zh": "深度、初始化与残差", "en": "Depth, initialisation and residuals"}
     description = {
         "zh": "普通堆叠与残差堆叠在同一数据、同一随机种子上并排训练：每层的梯度范数（对数色标的瀑布图）、"
-        "每层激活的直方图、各变体的损失。30 层 sigmoid 加 N(0, 0.01) 初始化，前面几层的梯度消失得一干二净；"
-        "残差 + Kaiming + ReLU 则照常学习。全零初始化只有输出偏置在学；常数初始化让每一行永远相同，加一点噪声才打破。",
+        "每层激活的直方图、各变体的损失。30 层 sigmoid 加 N(0, 0.01) 初始化，越靠前的层梯度小几个数量级；"
+        "残差 + Kaiming + ReLU 能不能照常学习，由本次训练回答。全零初始化时，哪些权重还在学？常数初始化让每一行永远相同，加一点噪声才打破。",
         "en": "Plain and residual stacks trained side by side on the same data and seed: each "
         "layer's gradient norm (a waterfall on a log colour scale), each layer's activation "
         "histogram, the loss of every arm. At depth 30 with sigmoid and N(0, 0.01) the early "
-        "layers' gradients vanish completely; residual + Kaiming + ReLU trains. Zero init "
-        "lets only the output bias learn; a constant init keeps every row identical until "
-        "tiny noise breaks it.",
+        "layers' gradients are orders of magnitude smaller; does residual + Kaiming + ReLU "
+        "train? The run answers. Zero init: which weights still learn? A constant init keeps "
+        "every row identical until tiny noise breaks it.",
     }
     Params = Params
     eval_every = EVAL_EVERY

@@ -94,12 +94,12 @@ class GPTLab(TrainingLab):
     order = 3
     title = {"zh": "GPT：从零训练一个小解码器", "en": "GPT: train a tiny decoder live"}
     description = {
-        "zh": "按下播放：几秒内一个两层 GPT 学会倒序，每个注意力头的图案当场成形。换成文本，"
-        "输入开头看它逐字生成，每一步的候选概率和 KV 缓存一目了然；关掉因果掩码看损失如何作弊。",
-        "en": "Press play: in seconds a two-layer GPT learns to reverse a string while every "
-        "attention head's pattern forms. Switch to text, type a prompt and watch it write token "
+        "zh": "按下播放：一个两层 GPT 练习倒序，每个注意力头的图案当场可见。换成文本，"
+        "输入开头看它逐字生成，每一步的候选概率和 KV 缓存一目了然；关掉因果掩码，看损失会怎样。",
+        "en": "Press play: a two-layer GPT trains to reverse a string while you watch every "
+        "attention head's pattern. Switch to text, type a prompt and watch it write token "
         "by token with each step's candidates and the KV cache; turn the causal mask off and "
-        "watch the loss cheat.",
+        "see what the loss does.",
     }
     Params = Params
     view_keys = {  # what the class follows: the layer and head shown, the token hovered

@@ -142,12 +142,12 @@ class Seq2SeqLab(TrainingLab):
     }
     description = {
         "zh": "同一个 GRU 编码器-解码器，一个变体只把编码器最后的状态交给解码器，另一个用 Bahdanau 注意力"
-        "每一步回看所有位置。倒序字符串或规范化日期：看输入变长时单个向量怎样撑不住，对齐矩阵怎样长成"
+        "每一步回看所有位置。倒序字符串或规范化日期：看输入变长时单个向量撑不撑得住，对齐矩阵会不会长成"
         "反对角线，以及教师强制与自由生成之间的差距（曝光偏差）。",
         "en": "One GRU encoder-decoder twice: one arm hands the decoder only the encoder's last "
         "state, the other looks back at every position with Bahdanau attention. Reverse a string "
-        "or normalise a date: watch the single vector give way as inputs grow, the alignment "
-        "form an anti-diagonal, and the gap between teacher forcing and free running (exposure "
+        "or normalise a date: watch whether the single vector gives way as inputs grow, whether "
+        "the alignment forms an anti-diagonal, and the gap between teacher forcing and free running (exposure "
         "bias).",
     }
     Params = Params

@@ -133,11 +133,11 @@ class TransformerLab(TrainingLab):
         "en": "Transformer: an encoder-decoder learns to translate",
     }
     description = {
-        "zh": "一个小编码器-解码器现场学把英文数词译成中文（three hundred twenty one → 三百二十一）：看交叉注意力"
-        "在每个头上逐渐成形，输入你自己的短语，比较贪心解码与带长度惩罚的集束搜索；标签平滑的两种约定、预热学习率、"
+        "zh": "一个小编码器-解码器现场练习把英文数词译成中文（three hundred twenty one → 三百二十一）：看交叉注意力"
+        "在每个头上的样子，输入你自己的短语，比较贪心解码与带长度惩罚的集束搜索；标签平滑的两种约定、预热学习率、"
         "填充批上的 LayerNorm 与 BatchNorm，以及书中 6300 万参数的模型。",
-        "en": "A small encoder-decoder learns number words live (three hundred twenty one → 三百二十一): "
-        "watch the cross-attention of every head form, type your own phrase and compare greedy decoding "
+        "en": "A small encoder-decoder trains on number words live (three hundred twenty one → 三百二十一): "
+        "watch the cross-attention of every head, type your own phrase and compare greedy decoding "
         "with beam search and its length penalty; label smoothing's two conventions, the warm-up "
         "schedule, LayerNorm vs BatchNorm on a padded batch, and the text's 63-million-parameter models.",
     }
