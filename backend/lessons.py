@@ -95,6 +95,8 @@ class Highlight(_D):
 
 class Note(_D):
     text: str = Field(min_length=1, max_length=500)
+    # "class": shown only once a class is joined (a learner alone has no phone to vote on).
+    when: Literal["class"] | None = None
 
 
 class Numeric(_D):
