@@ -26,7 +26,11 @@ def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or None
-        raise SessionError("invalid_params", f"{field}: {err['msg']}", field) from None
+        text = f"{field}: {err['msg']}" if field else err["msg"]
+        if "." in err["type"]:  # a keyed refusal (labs.base.refuse): the page says it in its language
+            values = dict(err.get("ctx") or {})
+            raise SessionError("invalid_params", text, field, err["type"], values) from None
+        raise SessionError("invalid_params", text, field) from None
     mb, field = lab_cls.estimate_mb(params)
     if mb > settings.max_session_mb:
         cap = settings.max_session_mb

@@ -15,7 +15,7 @@ import torch
 from pydantic import Field, ValidationInfo, field_validator
 
 from backend.labs._gpt_frames import _example
-from backend.labs.base import Frame, LabInput
+from backend.labs.base import Frame, LabInput, refuse
 from models.attention_cell import attention_cell
 
 N_SHOWN = 8  # entries of q and k printed; the dot is over all of them
@@ -45,7 +45,12 @@ class CellRef(LabInput):
         top = _bound(info, info.field_name)
         if top is not None and v >= top:
             what = {"layer": "layers", "head": "heads", "query": "tokens", "key": "tokens"}
-            raise ValueError(f"{v} is out of range: the model has {top} {what[info.field_name]}")
+            raise refuse(
+                f"err.p_cell_{what[info.field_name]}",
+                "{v} is out of range: the model has {top} " + what[info.field_name],
+                v=v,
+                top=top,
+            )
         return v
 
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationInfo, field_validator
 
-from backend.labs.base import LabParams, adamw_lr_param, param
+from backend.labs.base import LabParams, adamw_lr_param, param, refuse
 from models.data.texts import MAX_PASTED_BYTES, check_pasted, check_pasted_size
 
 TASKS = ("reverse", "copy", "sort", "induction", "modadd")
@@ -105,9 +105,11 @@ class Params(LabParams):
         check_pasted_size(text)
         if info.data.get("data") == "text-pasted":
             if len(text) < MIN_PASTED_CHARS:
-                raise ValueError(
-                    f"pasted text has {len(text)} characters; paste at least "
-                    f"{MIN_PASTED_CHARS} into the text box shown for texts"
+                raise refuse(
+                    "err.p_pasted_short",
+                    "pasted text has {n} characters; paste at least {min}",
+                    n=len(text),
+                    min=MIN_PASTED_CHARS,
                 )
             check_pasted(text)
         return text
@@ -117,7 +119,12 @@ class Params(LabParams):
     def _heads_divide_width(cls, d_model: int, info: ValidationInfo) -> int:
         heads = info.data.get("n_heads")
         if heads and d_model % heads:
-            raise ValueError(f"d_model {d_model} does not split into {heads} heads; use a multiple")
+            raise refuse(
+                "err.p_heads_split",
+                "d_model {d_model} does not split into {heads} heads; use a multiple",
+                d_model=d_model,
+                heads=heads,
+            )
         return d_model
 
     @field_validator("positional")
@@ -125,7 +132,13 @@ class Params(LabParams):
     def _positions_fit(cls, kind: str, info: ValidationInfo) -> str:
         d, heads = info.data.get("d_model"), info.data.get("n_heads")
         if kind == "rope" and d and heads and (d // heads) % 2:
-            raise ValueError(f"RoPE rotates pairs: d_model / heads = {d // heads} must be even")
+            raise refuse(
+                "err.p_heads_even",
+                "d_model {d_model} must split into {heads} heads of an even size "
+                "(RoPE rotates pairs)",
+                d_model=d,
+                heads=heads,
+            )
         if kind == "sinusoidal" and d and d % 2:
-            raise ValueError("sinusoidal positions need an even d_model")
+            raise refuse("err.p_even_d", "sinusoidal positions need an even d_model")
         return kind

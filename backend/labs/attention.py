@@ -16,7 +16,7 @@ import torch
 from pydantic import Field, model_validator
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import Frame, Lab, LabParams, TensorOut, param, refuse
 from models import attention_steps as steps
 
 Entry = Annotated[float, Field(ge=-steps.MAX_ABS, le=steps.MAX_ABS)]
@@ -101,24 +101,39 @@ class Params(LabParams):
     def _shapes_agree(self) -> Params:
         def rect(name: str, m: list[list]) -> tuple[int, int]:
             if len({len(r) for r in m}) != 1:
-                raise ValueError(f"{name}: every row needs the same length")
+                raise refuse("err.p_rows", "{name}: every row needs the same length", name=name)
             return len(m), len(m[0])
 
         t, d_model = rect("x", self.x)
         if len(self.tokens) != t:
-            raise ValueError(f"tokens: {len(self.tokens)} labels for {t} rows of x")
+            raise refuse(
+                "err.p_labels", "tokens: {n} labels for {t} rows of x", n=len(self.tokens), t=t
+            )
         for name in ("w_q", "w_k", "w_v"):
             rows, _ = rect(name, getattr(self, name))
             if rows != d_model:
-                raise ValueError(f"{name}: needs {d_model} rows (the width of x), has {rows}")
+                raise refuse(
+                    "err.p_w_rows",
+                    "{name}: needs {d} rows (the width of x), has {rows}",
+                    name=name,
+                    d=d_model,
+                    rows=rows,
+                )
         if rect("w_q", self.w_q)[1] != rect("w_k", self.w_k)[1]:
-            raise ValueError("w_k: needs as many columns as w_q (q·k needs equal widths)")
+            raise refuse(
+                "err.p_wk_cols", "w_k: needs as many columns as w_q (q·k needs equal widths)"
+            )
         if self.mask == "custom":
             n = len(steps.PRESETS[self.preset].tokens) if self.preset != "custom" else t
             if rect("mask_custom", self.mask_custom) != (n, n):
-                raise ValueError(f"mask_custom: needs {n}×{n} cells, one row per token")
+                raise refuse(
+                    "err.p_mask_cells", "mask_custom: needs {n}×{n} cells, one row per token", n=n
+                )
             if not all(any(r) for r in self.mask_custom):
-                raise ValueError("mask_custom: every row must let its token see at least one key")
+                raise refuse(
+                    "err.p_mask_row",
+                    "mask_custom: every row must let its token see at least one key",
+                )
         return self
 
 

@@ -21,7 +21,7 @@ from pydantic import ValidationInfo, field_validator
 
 from backend.labs import register
 from backend.labs._masked_task import MaskedTask
-from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
+from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, StepsAndWarmup, TrainingLab
 from models.data.tasks import BOS, make_task, masked_loss, score
@@ -83,8 +83,12 @@ class Params(LabParams):
     def _heads_split_width(cls, d_model: int, info: ValidationInfo) -> int:
         heads = info.data.get("n_heads")
         if heads and (d_model % heads or (d_model // heads) % 2):
-            raise ValueError(
-                f"d_model {d_model} must split into {heads} heads of an even size (RoPE rotates pairs)"
+            raise refuse(
+                "err.p_heads_even",
+                "d_model {d_model} must split into {heads} heads of an even size "
+                "(RoPE rotates pairs)",
+                d_model=d_model,
+                heads=heads,
             )
         return d_model
 
@@ -93,7 +97,12 @@ class Params(LabParams):
     def _kv_divides_heads(cls, kv: int, info: ValidationInfo) -> int:
         heads = info.data.get("n_heads")
         if heads and (heads % kv or kv >= heads):
-            raise ValueError(f"GQA needs fewer KV heads than {heads} that divide them, got {kv}")
+            raise refuse(
+                "err.p_gqa",
+                "GQA needs fewer KV heads than {heads} that divide them, got {kv}",
+                heads=heads,
+                kv=kv,
+            )
         return kv
 
     @field_validator("cla_share")
@@ -101,7 +110,12 @@ class Params(LabParams):
     def _share_fits(cls, share: int, info: ValidationInfo) -> int:
         layers = info.data.get("n_layers")
         if layers and share > layers:
-            raise ValueError(f"CLA shares K/V across at most {layers} layers, got {share}")
+            raise refuse(
+                "err.p_cla",
+                "CLA shares K/V across at most {layers} layers, got {share}",
+                layers=layers,
+                share=share,
+            )
         return share
 
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
 
 from backend.protocol import Refusal
 from backend.wire import Frame, TensorOut
@@ -52,6 +53,13 @@ class LabInput(BaseModel):
     `err.*`) is refused with that key, its context as the values and its message as is."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+def refuse(key: str, message: str, **values: Any) -> PydanticCustomError:
+    """A validator's refusal, raised: `key` (`err.p_*`, `<lab>.err_*`) names the page's own
+    sentence, filled with `values`, so a zh page says the reason in Chinese; `message` is the
+    English template ({name} fields filled from values), the error's text for logs and API."""
+    return PydanticCustomError(key, message, values)
 
 
 @lru_cache(maxsize=64)

@@ -45,7 +45,7 @@ class Params(LabParams):
     )
     compare_stem: bool = param(
         False,
-        zh="再加一个 ImageNet 式 7×7 步长 2 的开头 (stem) 的 CNN",
+        zh="再加一个 CNN：开头换成 ImageNet 式 stem（7×7 卷积，步长 2）",
         en="Add a CNN with ImageNet's 7×7 stride-2 stem",
     )
     augment: bool = param(

@@ -19,7 +19,7 @@ import torch
 from pydantic import Field, model_validator
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabInput, LabParams, TensorOut, param
+from backend.labs.base import Frame, Lab, LabInput, LabParams, TensorOut, param, refuse
 from models import conv_steps as cs
 
 STAGES = ("correlate", "flip", "avg_pool", "max_pool", "out_size", "receptive", "one_by_one")
@@ -49,9 +49,11 @@ class Params(LabParams):
     @model_validator(mode="after")
     def _shapes(self) -> Params:
         if len({len(r) for r in self.image}) != 1:
-            raise ValueError("image: every row needs the same length")
+            raise refuse("err.p_rows", "{name}: every row needs the same length", name="image")
         if any(len(r) != len(self.kernel) for r in self.kernel):
-            raise ValueError("kernel: must be square (k rows of k numbers)")
+            raise refuse(
+                "err.p_square", "{name}: must be square (k rows of k numbers)", name="kernel"
+            )
         return self
 
 

@@ -22,7 +22,7 @@ from torch import Tensor
 
 from backend.labs import register
 from backend.labs._gpt_params import MIN_PASTED_CHARS  # the gpt lab's floor for a pasted text
-from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
+from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import embeddings as emb
@@ -89,9 +89,11 @@ class Params(LabParams):
     def _pasted_enough(self) -> Params:
         if self.text == "pasted":
             if len(self.pasted) < MIN_PASTED_CHARS:
-                raise ValueError(
-                    f"pasted text has {len(self.pasted)} characters; paste at least "
-                    f"{MIN_PASTED_CHARS}"
+                raise refuse(
+                    "err.p_pasted_short",
+                    "pasted text has {n} characters; paste at least {min}",
+                    n=len(self.pasted),
+                    min=MIN_PASTED_CHARS,
                 )
             check_pasted(self.pasted)
         return self

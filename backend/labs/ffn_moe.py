@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from pydantic import ValidationInfo, field_validator
 
 from backend.labs import register
-from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
+from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data.texts import lm_batch, load_text, split
@@ -85,7 +85,7 @@ class Params(LabParams):
     def _k_fits(cls, k: int, info: ValidationInfo) -> int:
         n = info.data.get("n_experts")
         if n and k > n:
-            raise ValueError(f"top_k {k} must be at most the {n} experts")
+            raise refuse("err.p_top_k", "top_k {k} must be at most the {n} experts", k=k, n=n)
         return k
 
 

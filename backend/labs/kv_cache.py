@@ -20,7 +20,7 @@ import torch
 from pydantic import ValidationInfo, field_validator
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import Frame, Lab, LabParams, TensorOut, param, refuse
 from models.transformer import Transformer, TransformerConfig, preset
 
 PRESET = "qwen3-0.6b"
@@ -45,7 +45,12 @@ class Params(LabParams):
     n_layers: int = param(BASE.n_layers, zh="层数", en="Layers", ge=1, le=64)
     n_heads: int = param(BASE.n_heads, zh="查询头数", en="Query heads", ge=1, le=64)
     n_kv_heads: int = param(
-        BASE.n_kv_heads, zh="KV 头数（GQA）", en="KV heads (GQA)", ge=1, le=64, validate_default=True
+        BASE.n_kv_heads,
+        zh="KV 头数（GQA）",
+        en="KV heads (GQA)",
+        ge=1,
+        le=64,
+        validate_default=True,
     )
     d_head: int = param(
         BASE.d_head, zh="每头维度 d_head", en="Head size d_head", ge=16, le=256, step=16
@@ -91,7 +96,12 @@ class Params(LabParams):
     def _kv_heads_divide_heads(cls, kv: int, info: ValidationInfo) -> int:
         heads = info.data.get("n_heads")
         if heads and heads % kv:
-            raise ValueError(f"{heads} query heads do not split into groups of {kv} KV heads")
+            raise refuse(
+                "err.p_kv_groups",
+                "{heads} query heads do not split into groups of {kv} KV heads",
+                heads=heads,
+                kv=kv,
+            )
         return kv
 
 

@@ -26,7 +26,7 @@ from pydantic import ValidationInfo, field_validator
 
 from backend.labs import register
 from backend.labs._masked_task import MaskedTask
-from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
+from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data.linear_attention_recall import RebindRecall, overwrite_demo, recall_accuracy
@@ -100,7 +100,12 @@ class Params(LabParams):
     def _heads_split_width(cls, d_model: int, info: ValidationInfo) -> int:
         heads = info.data.get("n_heads")
         if heads and d_model % heads:
-            raise ValueError(f"d_model {d_model} must split into {heads} heads")
+            raise refuse(
+                "err.p_heads_split",
+                "d_model {d_model} must split into {heads} heads",
+                d_model=d_model,
+                heads=heads,
+            )
         return d_model
 
     @field_validator("mem_rewrites")
@@ -108,7 +113,12 @@ class Params(LabParams):
     def _rewrites_fit(cls, n: int, info: ValidationInfo) -> int:
         keys = info.data.get("mem_keys")
         if keys is not None and n > keys:
-            raise ValueError(f"at most the {keys} keys written can be written again, got {n}")
+            raise refuse(
+                "err.p_rewrites",
+                "at most the {keys} keys written can be written again, got {n}",
+                keys=keys,
+                n=n,
+            )
         return n
 
 

@@ -18,7 +18,7 @@ import torch
 from pydantic import field_validator
 
 from backend.labs import register
-from backend.labs.base import LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import linear
@@ -118,7 +118,9 @@ class Params(LabParams):
     def _points_in_range(cls, points: list[tuple[float, float]]) -> list[tuple[float, float]]:
         for i, (px, py) in enumerate(points):
             if not (-100 <= px <= 100 and -100 <= py <= 100):
-                raise ValueError(f"point {i} is outside [-100, 100]")
+                raise refuse(
+                    "err.p_point_outside", "point {i} is outside [{lo}, {hi}]", i=i, lo=-100, hi=100
+                )
         return points
 
 

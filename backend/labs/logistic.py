@@ -18,7 +18,7 @@ import torch
 from pydantic import model_validator
 
 from backend.labs import register
-from backend.labs.base import LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import logistic
@@ -40,9 +40,18 @@ def points_valid(self: Any) -> Any:
     e = points2d.EXTENT
     for i, (a, b, c) in enumerate(self.points):
         if not (-e <= a <= e and -e <= b <= e):
-            raise ValueError(f"point {i} is outside [-{e:g}, {e:g}]")
+            raise refuse(
+                "err.p_point_outside", "point {i} is outside [{lo}, {hi}]", i=i, lo=-e, hi=e
+            )
         if c not in (0, 1):
-            raise ValueError(f"point {i} has class {c}; use 0 or 1")
+            raise refuse(
+                "err.p_point_class",
+                "point {i} has class {c}; use {lo} or {hi}",
+                i=i,
+                c=c,
+                lo=0,
+                hi=1,
+            )
     return self
 
 

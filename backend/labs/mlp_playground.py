@@ -26,7 +26,7 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from backend.labs import register
-from backend.labs.base import LabInput, LabParams, TensorOut, dataset_param, param
+from backend.labs.base import LabInput, LabParams, TensorOut, dataset_param, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data import playground as pg
@@ -102,12 +102,25 @@ class Params(LabParams):
     @model_validator(mode="after")
     def _check(self) -> Params:
         if not any(getattr(self, f) for f in pg.FEATURES):
-            raise ValueError("choose at least one input feature")
+            raise refuse("err.p_no_feature", "choose at least one input feature")
         for i, (a, b, c) in enumerate(self.points):
             if not (-pg.EXTENT <= a <= pg.EXTENT and -pg.EXTENT <= b <= pg.EXTENT):
-                raise ValueError(f"point {i} is outside [-6, 6]²")
+                raise refuse(
+                    "err.p_point_outside",
+                    "point {i} is outside [{lo}, {hi}]",
+                    i=i,
+                    lo=-pg.EXTENT,
+                    hi=pg.EXTENT,
+                )
             if not 0 <= c < MAX_CLASSES:
-                raise ValueError(f"point {i} has class {c}, not 0..{MAX_CLASSES - 1}")
+                raise refuse(
+                    "err.p_point_class",
+                    "point {i} has class {c}, not {lo}..{hi}",
+                    i=i,
+                    c=c,
+                    lo=0,
+                    hi=MAX_CLASSES - 1,
+                )
         return self
 
 

@@ -26,7 +26,7 @@ from pydantic import ValidationInfo, field_validator
 
 from backend.labs import register
 from backend.labs._masked_task import MaskedTask
-from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
+from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, StepsAndWarmup, TrainingLab
 from models.data.tasks import make_task, masked_loss, score
@@ -117,7 +117,12 @@ class Params(LabParams):
     def _heads_split_width(cls, heads: int, info: ValidationInfo) -> int:
         d = info.data.get("d_model")
         if d and d % heads:
-            raise ValueError(f"d_model {d} must split evenly into {heads} heads")
+            raise refuse(
+                "err.p_heads_split",
+                "d_model {d_model} must split evenly into {heads} heads",
+                d_model=d,
+                heads=heads,
+            )
         return heads
 
 

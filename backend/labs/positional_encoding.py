@@ -19,7 +19,7 @@ from pydantic import field_validator
 from torch import Tensor
 
 from backend.labs import register
-from backend.labs.base import LabParams, TensorOut, param
+from backend.labs.base import LabParams, TensorOut, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models import positional as pos
@@ -64,7 +64,7 @@ class Params(LabParams):
     @classmethod
     def _even(cls, d: int) -> int:
         if d % 2:
-            raise ValueError("d_model must be even: the encoding pairs sin and cos")
+            raise refuse("err.p_even_d", "d_model must be even: the encoding pairs sin and cos")
         return d
 
 

@@ -21,7 +21,7 @@ from pydantic import ValidationInfo, field_validator
 
 from backend.labs import register
 from backend.labs._masked_task import MaskedTask
-from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param
+from backend.labs.base import LabParams, TensorOut, adamw_lr_param, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, StepsAndWarmup, TrainingLab
 from models.data.positions_task import LagTask
@@ -88,7 +88,12 @@ class Params(LabParams):
     def _test_covers_train(cls, test_len: int, info: ValidationInfo) -> int:
         train = info.data.get("train_len")
         if train and test_len < train:
-            raise ValueError(f"test length {test_len} must be at least the train length {train}")
+            raise refuse(
+                "err.p_test_len",
+                "test length {test_len} must be at least the train length {train_len}",
+                test_len=test_len,
+                train_len=train,
+            )
         return test_len
 
     @field_validator("d_model")
@@ -96,8 +101,12 @@ class Params(LabParams):
     def _heads_split_width(cls, d_model: int, info: ValidationInfo) -> int:
         heads = info.data.get("n_heads")
         if heads and (d_model % heads or (d_model // heads) % 2):
-            raise ValueError(
-                f"d_model {d_model} must split into {heads} heads of an even size (RoPE rotates pairs)"
+            raise refuse(
+                "err.p_heads_even",
+                "d_model {d_model} must split into {heads} heads of an even size "
+                "(RoPE rotates pairs)",
+                d_model=d_model,
+                heads=heads,
             )
         return d_model
 

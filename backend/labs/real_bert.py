@@ -22,7 +22,7 @@ from pydantic import Field, field_validator
 
 from backend.labs import register
 from backend.labs._real_models import Shared, run_locked, shared
-from backend.labs.base import Frame, Lab, LabError, LabInput, LabParams, TensorOut, param
+from backend.labs.base import Frame, Lab, LabError, LabInput, LabParams, TensorOut, param, refuse
 from models.hooks import capture
 
 EXAMPLE = "The animal didn't cross the street because it was too tired"
@@ -39,12 +39,22 @@ def _lines(text: str) -> list[str]:
 def _check_text(text: str) -> str:
     lines = _lines(text)
     if not lines:
-        raise ValueError("type at least one sentence")
+        raise refuse("err.p_no_sentence", "type at least one sentence")
     if len(lines) > MAX_LINES:
-        raise ValueError(f"at most {MAX_LINES} sentences (one a line), got {len(lines)}")
+        raise refuse(
+            "err.p_sentences",
+            "at most {max} sentences (one a line), got {n}",
+            max=MAX_LINES,
+            n=len(lines),
+        )
     long = next((i for i, s in enumerate(lines) if len(s) > MAX_LINE_CHARS), None)
     if long is not None:
-        raise ValueError(f"sentence {long + 1} has over {MAX_LINE_CHARS} characters")
+        raise refuse(
+            "err.p_sentence_long",
+            "sentence {i} has over {max} characters",
+            i=long + 1,
+            max=MAX_LINE_CHARS,
+        )
     return text
 
 
@@ -83,7 +93,7 @@ class Sentences(LabInput):
     def _each(cls, v: list[str]) -> list[str]:
         _check_text("\n".join(v))
         if any("\n" in s for s in v):
-            raise ValueError("one sentence an item (no line breaks)")
+            raise refuse("err.p_one_line", "one sentence an item (no line breaks)")
         return v
 
 

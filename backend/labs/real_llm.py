@@ -28,7 +28,7 @@ from backend.labs import register
 from backend.labs._gpt_frames import shown
 from backend.labs._real_llm_gen import N_TOP, generate
 from backend.labs._real_models import Shared, loaded, shared
-from backend.labs.base import Frame, Lab, LabError, LabInput, LabParams, TensorOut, param
+from backend.labs.base import Frame, Lab, LabError, LabInput, LabParams, TensorOut, param, refuse
 from models.generate import sampling_probs
 from models.real.qwen3 import find_qwen3_folders, qwen3_config
 from models.transformer import TransformerConfig, preset
@@ -102,7 +102,11 @@ class Params(LabParams):
     @classmethod
     def _known(cls, v: str) -> str:
         if v != SMOLLM2 and v not in qwen3_folders():
-            raise ValueError(f"no model {v!r}: smollm2, or a Qwen3 folder under SHAOMAI_MODELS_DIR")
+            raise refuse(
+                "err.p_no_model",
+                "no model {name}: smollm2, or a Qwen3 folder under SHAOMAI_MODELS_DIR",
+                name=v,
+            )
         return v
 
 

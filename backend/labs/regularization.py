@@ -106,7 +106,7 @@ class RegularizationLab(TrainingLab):
     description = {
         "zh": "一个为过拟合而设的任务（8×8 手写数字，只用 200 张训练），同一数据、同一随机种子上并排比较："
         "dropout 比例、权重衰减、L1 与 L2、批大小（学习率放大或不放大）。看训练与留出集准确率的差距，"
-        "以及验证曲线上早停会停在哪里；各组相差多少由本次训练读出，差得小时页面会说。dropout 通常放在靠后的层，训练时把保留的单元放大 1/(1−p)。",
+        "以及验证曲线上早停会停在哪里；各变体相差多少由本次训练读出，差得小时页面会说。dropout 通常放在靠后的层，训练时把保留的单元放大 1/(1−p)。",
         "en": "A task built to overfit (8×8 digits, only 200 training images), arms "
         "side by side on the same data and seed: dropout rate, weight decay, L1 vs L2, batch "
         "size with and without learning-rate scaling. Watch the gap between training and "

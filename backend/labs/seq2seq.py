@@ -23,7 +23,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from backend.labs import register
-from backend.labs.base import Frame, LabInput, LabParams, TensorOut, param
+from backend.labs.base import Frame, LabInput, LabParams, TensorOut, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data.seq2seq_tasks import EOS, Seq2SeqTask, teacher_forcing_pairs, write_date
@@ -98,8 +98,11 @@ class Params(LabParams):
     def _longer_than_shortest(cls, max_len: int, info: ValidationInfo) -> int:
         lo = info.data.get("min_len")
         if lo is not None and max_len < lo:
-            raise ValueError(
-                f"the longest input ({max_len}) must not be shorter than the shortest ({lo})"
+            raise refuse(
+                "err.p_len_order",
+                "the longest input ({max_len}) must not be shorter than the shortest ({min_len})",
+                max_len=max_len,
+                min_len=lo,
             )
         return max_len
 

@@ -14,7 +14,7 @@ import torch
 from pydantic import model_validator
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import Frame, Lab, LabParams, TensorOut, param, refuse
 from models import softmax
 
 CURVE = 201  # points on the −ln p and gradient curves
@@ -47,9 +47,20 @@ class Params(LabParams):
     def _check(self) -> Params:
         for i, z in enumerate(self.logits):
             if not -LOGIT_LIMIT <= z <= LOGIT_LIMIT:
-                raise ValueError(f"logit {i} is outside [-{LOGIT_LIMIT:g}, {LOGIT_LIMIT:g}]")
+                raise refuse(
+                    "err.p_logit_outside",
+                    "logit {i} is outside [{lo}, {hi}]",
+                    i=i,
+                    lo=-LOGIT_LIMIT,
+                    hi=LOGIT_LIMIT,
+                )
         if self.target >= len(self.logits):
-            raise ValueError(f"right class {self.target} but only {len(self.logits)} logits")
+            raise refuse(
+                "err.p_target",
+                "right class {target} but only {n} logits",
+                target=self.target,
+                n=len(self.logits),
+            )
         return self
 
 

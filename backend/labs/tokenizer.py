@@ -17,7 +17,7 @@ import torch
 from pydantic import model_validator
 
 from backend.labs import register
-from backend.labs.base import Frame, Lab, LabParams, TensorOut, param
+from backend.labs.base import Frame, Lab, LabParams, TensorOut, param, refuse
 from models.data import texts
 from models.data.tokenizers import SentencePieceTokenizer
 from models.tokenize_steps import StepBPE, baselines, split
@@ -67,10 +67,19 @@ class Params(LabParams):
     @model_validator(mode="after")
     def _pasted_ok(self) -> Params:
         if self.pasted:  # empty with source "pasted" (a link does not carry the text): zh
-            try:
-                texts.check_pasted(self.pasted)
-            except ValueError as err:
-                raise ValueError(f"pasted: {err}") from None
+            size = len(self.pasted.encode("utf-8"))
+            if size > texts.MAX_PASTED_BYTES:
+                raise refuse(
+                    "err.p_pasted_bytes",
+                    "pasted: the text is {size} bytes; the limit is {max}",
+                    size=size,
+                    max=texts.MAX_PASTED_BYTES,
+                )
+            if len(set(self.pasted)) < 2:
+                raise refuse(
+                    "err.p_pasted_distinct",
+                    "pasted: the text needs at least two distinct characters",
+                )
         return self
 
 

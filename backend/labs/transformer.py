@@ -26,7 +26,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from backend.labs import register
 from backend.labs._transformer_facts import lr_curve, static_facts
-from backend.labs.base import Frame, LabError, LabInput, LabParams, TensorOut, param
+from backend.labs.base import Frame, LabError, LabInput, LabParams, TensorOut, param, refuse
 from backend.optim import OptimConfig
 from backend.trainer import Arm, ArmSpec, TrainingLab
 from models.data.translation import (
@@ -111,8 +111,11 @@ class Params(LabParams):
     def _heads_split_width(cls, d: int, info: ValidationInfo) -> int:
         heads = info.data.get("n_heads")
         if d % 2 or (heads and d % heads):
-            raise ValueError(
-                f"d_model {d} must be even (sinusoidal positions) and split into {heads} heads"
+            raise refuse(
+                "err.p_even_heads",
+                "d_model {d_model} must be even (sinusoidal positions) and split into {heads} heads",
+                d_model=d,
+                heads=heads,
             )
         return d
 
