@@ -27,7 +27,8 @@ def validate_params(lab_cls: type[Lab], raw: dict[str, Any], settings: Settings)
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or None
         text = f"{field}: {err['msg']}" if field else err["msg"]
-        if "." in err["type"]:  # a keyed refusal (labs.base.refuse): the page says it in its language
+        # A keyed refusal (labs.base.refuse): the page says it in its own language.
+        if "." in err["type"]:
             values = dict(err.get("ctx") or {})
             raise SessionError("invalid_params", text, field, err["type"], values) from None
         raise SessionError("invalid_params", text, field) from None

@@ -59,7 +59,13 @@ class Params(LabParams):
         10.0, zh="最大旋转角度（度）", en="Largest rotation (degrees)", ge=0, le=30, live=True
     )
     lr: float = param(
-        1e-2, zh="学习率（Adam）", en="Learning rate (Adam)", ge=1e-4, le=0.1, scale="log", live=True
+        1e-2,
+        zh="学习率（Adam）",
+        en="Learning rate (Adam)",
+        ge=1e-4,
+        le=0.1,
+        scale="log",
+        live=True,
     )
     batch_size: int = param(64, zh="小批量大小", en="Mini-batch size", ge=8, le=512, live=True)
     test_frac: float = param(

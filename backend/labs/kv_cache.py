@@ -163,7 +163,7 @@ class KVCacheLab(Lab):
     order = 1
     title = {"zh": "KV 缓存：每个 token 占多少字节", "en": "The KV cache: bytes per token"}
     description = {
-        "zh": "在 Qwen3-0.6B 的形状上算 KV 缓存：MHA 每 token 224 KiB，真实的 GQA-8 是 112 KiB"
+        "zh": "在 Qwen3-0.6B 的形状上算 KV 缓存：MHA 每个 token 224 KiB，真实的 GQA-8 是 112 KiB"
         "（40,960 个 token 4.375 GiB），MQA 14 KiB，MLA 31.5 KiB。拖动层数、头数、长度、批大小、"
         "数值类型，再按播放：四个小模型逐 token 解码，缓存真实占用的字节和算出来的一样。",
         "en": "The KV cache on the Qwen3-0.6B shape: MHA 224 KiB a token, the real GQA-8 112 KiB "

@@ -93,7 +93,13 @@ class Params(LabParams):
     window: int = param(32, zh="窗口长度（BPTT 步数）", en="Window (BPTT steps)", ge=8, le=128)
     batch: int = param(32, zh="批大小", en="Batch size", ge=4, le=256, live=True)
     lr: float = param(
-        3e-3, zh="学习率（Adam）", en="Learning rate (Adam)", ge=1e-5, le=0.1, scale="log", live=True
+        3e-3,
+        zh="学习率（Adam）",
+        en="Learning rate (Adam)",
+        ge=1e-5,
+        le=0.1,
+        scale="log",
+        live=True,
     )
     clip: bool = param(True, zh="梯度裁剪", en="Gradient clipping", live=True)
     max_norm: float = param(

@@ -77,7 +77,7 @@ addStrings({
     'kv.pic_aria': '第 0 层的缓存：{rows} 行，每行 {n} 个数',
     'kv.rows': '缓存行数',
     'kv.measured': '实测 cache.nbytes',
-    'kv.measured_token': '实测每 token',
+    'kv.measured_token': '实测每个 token',
     'kv.config_token': '配置算出',
     'kv.equal': '= 配置',
     'kv.differ': '≠ 配置',

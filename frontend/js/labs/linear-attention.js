@@ -79,7 +79,7 @@ addStrings({
     'la.per_token': '配置：每个 token 的字节数',
     'la.state': '配置：状态字节',
     'la.measured': '{n} 个 token 后实测',
-    'la.flops': '每 token FLOPs，上下文 1 → {n}',
+    'la.flops': '每个 token 的 FLOPs，上下文 1 → {n}',
     'la.memory': '改写一个键：单纯累加与 delta 规则',
     'la.memory_hint': '写入 {keys} 个随机单位向量作键（维度 {dim}），值为 0–7，再把其中 {rw} 个键用新值写一遍；然后逐个读回。单纯累加：S = Σ k vᵀ。delta 规则（β = 1）：S ← S + k (v − Sᵀk)ᵀ。',
     'la.key': '键',
