@@ -1,7 +1,7 @@
 """Lab `embeddings`: from ids to vectors, and a model's own character embeddings.
 
 Static part (recomputed when the learner edits the table or picks a word): ids invent an
-order（苹果 1 + 香蕉 2 = 梨 3）, one-hot rows are all orthogonal (Gram matrix = I), the
+order (苹果 1 + 香蕉 2 = 梨 3), one-hot rows are all orthogonal (Gram matrix = I), the
 (sweet, tech) table with its cosine matrix, and one-hot × E picking a row of E.
 
 Live part: play trains the gpt lab's Transformer (preset gpt-nano, narrower) as a character

@@ -9,7 +9,7 @@ arm's own previous output) and teacher forced (each step reads the true previous
 the gap between the two token accuracies is exposure bias. A sent frame carries, per arm,
 the free-running decode of one fixed example with, for the attention arm, its alignment
 [T_dec, T_enc], and the example's steps under both feeding regimes. The worked example of
-teacher forcing（今天天气真好）is built from that string's tokenisation, one id a character.
+teacher forcing (今天天气真好) is built from that string's tokenisation, one id a character.
 The learner's own string (`Input`) runs through both arms the same way.
 """
 

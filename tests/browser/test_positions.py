@@ -73,7 +73,7 @@ def test_theta_and_the_causal_mask_in_chinese(live_server, page):
     page.goto(f"{live_server}/lab.html?lab=positions&lang=zh")
     page.wait_for_function(READY)
     page.wait_for_function(FRAME)
-    assert "过了 L 谁还活着" in page.inner_text(".pos-view")
+    assert "超过 L 之后，哪种位置编码还管用" in page.inner_text(".pos-view")
     assert "θ = 1e4" in page.inner_text(".pos-waves")
     page.click("[data-act=try-small_theta]")
     page.wait_for_function("() => window.shaomai.store.get('params').rope_theta === 100")

@@ -87,7 +87,7 @@ addStrings({
     'softmax-ce.pick': 'p(标签)',
     'softmax-ce.mean': '平均交叉熵',
     'softmax-ce.lik': '似然连乘 与 对数相加（float32）',
-    'softmax-ce.lik_hint': '用表中 5 个样本的 p（标签） 反复出现。样本数在左侧参数里设置。',
+    'softmax-ce.lik_hint': '用表中 5 个样本的 p(标签) 反复出现。样本数在左侧参数里设置。',
     'softmax-ce.product': '连乘 Π p',
     'softmax-ce.logsum': 'ln p 之和',
     'softmax-ce.samples': '样本数',
