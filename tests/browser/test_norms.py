@@ -74,7 +74,7 @@ def test_norms_in_chinese(live_server, page):
     page.click("[data-act=step10]")
     page.wait_for_function("() => document.querySelector('#view').dataset.step === '10'")
     text = page.inner_text(".norms-view")
-    assert "后置归一化一直停在瞎猜的水平" in text and "每层的注意力熵" in text
+    assert "以下从本次训练读出" in text and "没有 QK-norm" in text and "每层的注意力熵" in text
     assert "（第\u00a00\u00a0步）" in page.inner_text(".norms-view .dash-readout")
     page.wait_for_function(
         "() => document.querySelector('.norms-cited').textContent.includes('编码器第 4 层')"
