@@ -41,6 +41,13 @@ class Shared:
 
         self.lock = model_lock(self.model)
 
+    @functools.cached_property
+    def vocab_bytes(self) -> list[bytes]:
+        """Each token id's raw bytes (byte-level BPE pieces), read once from the tokenizer."""
+        from models.real.byte_pieces import vocab_bytes
+
+        return vocab_bytes(self.tokenizer)
+
     @property
     def weight_bytes(self) -> int:
         """Bytes of distinct parameter storage (a tied head counted once)."""

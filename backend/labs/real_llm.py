@@ -11,6 +11,11 @@ times and tokens/s on this machine, and the logit lens. The `odds` action redraw
 candidates under another temperature / top-k / top-p from that step's real logits. The
 `qk_layout` param swaps in the model loaded with llama.cpp's Q/K row order left as stored
 (the layout mismatch): same weights, wrong RoPE pairs, and the text falls apart.
+
+Tokens are labelled from their bytes (`models.real.byte_pieces`): byte-level BPE cuts a
+Chinese character (3 UTF-8 bytes) or an emoji (4) over several tokens, so each token shows
+the character it helps form, and `*_info` says which piece and which bytes (null for a
+plain-ASCII token); bytes at the end of a stream that begin a character are "pending".
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from backend.labs._real_llm_gen import N_TOP, generate
 from backend.labs._real_models import Shared, loaded, shared
 from backend.labs.base import Frame, Lab, LabError, LabInput, LabParams, TensorOut, param, refuse
 from models.generate import sampling_probs
+from models.real.byte_pieces import Piece, label_next, label_pieces, text_of
 from models.real.qwen3 import find_qwen3_folders, qwen3_config
 from models.transformer import TransformerConfig, preset
 
@@ -168,6 +174,8 @@ class RealLLMLab(Lab):
         self.n_infer = 0
         self.logits: list[torch.Tensor] = []  # the last generation's raw logits, a step each
         self.chosen: list[int] = []
+        self.context: list[bytes] = []  # the last generation's token bytes, prompt first
+        self.n_prompt = 0
 
     @property
     def model_name(self) -> str:
@@ -224,8 +232,15 @@ class RealLLMLab(Lab):
         return facts
 
     # -- generation -----------------------------------------------------------------------
-    def _piece(self, tk, i: int) -> str:
-        return shown(tk.decode([i], skip_special_tokens=False))
+    @staticmethod
+    def _labels(pieces: list[Piece]) -> tuple[list[str], list[dict | None]]:
+        """What the view prints for each token, and its bytes (None: plain ASCII, as shown)."""
+        info = [None if p.plain else p.as_json() for p in pieces]
+        return [shown(p.text) for p in pieces], info
+
+    def _next(self, sh: Shared, context: list[bytes], ids: list[int]):
+        """Labels of candidate next tokens after `context` (the bytes so far)."""
+        return self._labels([label_next(context, sh.vocab_bytes[i]) for i in ids])
 
     def answer(self, inp: Generate) -> Iterator[Frame]:
         sh = shared(self.model_name)  # loaded on first use, once per process
@@ -256,7 +271,11 @@ class RealLLMLab(Lab):
         gen = torch.Generator().manual_seed(self.seed * 7919 + self.n_infer)
         stop = frozenset(i for i in (tk.token_to_id("<|im_end|>"), tk.token_to_id("<|endoftext|>"))
                          if i is not None)  # fmt: skip
-        prompt_tokens = [self._piece(tk, i) for i in prompt]
+        table = sh.vocab_bytes
+        special = frozenset(tk.get_added_tokens_decoder())  # left out of the answer's text
+        context = [table[i] for i in prompt]  # a whole string: it ends between characters
+        self.context, self.n_prompt = context, len(prompt)
+        prompt_tokens, prompt_info = self._labels(label_pieces(context))
         new: list[int] = []
         fwd_total = 0.0
         max_new = min(inp.max_new, room)
@@ -279,7 +298,11 @@ class RealLLMLab(Lab):
             self.chosen.append(s.token)
             fwd_total += s.forward_ms
             last = s.index == max_new - 1 or s.token in stop
-            frame = self._odds_frame(tk, s.index, s.logits, s.probs, s.token)
+            frame = self._odds_frame(sh, context, s.index, s.logits, s.probs, s.token)
+            context.append(table[s.token])
+            # the answer so far: its last token may stop mid-character until the next comes
+            tokens, token_info = self._labels(label_pieces(context[len(prompt) :], ended=last))
+            lens_tokens, lens_info = self._next(sh, context[:-1], s.lens_top)
             if s.attention is not None:
                 frame.tensors.append(TensorOut("new_token_attention", s.attention, "u8"))
             if s.lens_prob is not None:
@@ -295,9 +318,12 @@ class RealLLMLab(Lab):
                     "stopped": "eos" if s.token in stop else ("max_new" if last else None),
                     "prob": s.prob,
                     "prompt_tokens": prompt_tokens,
-                    "tokens": [self._piece(tk, i) for i in new],
-                    "text": tk.decode(new, skip_special_tokens=True),
-                    "lens_tokens": [self._piece(tk, i) for i in s.lens_top],
+                    "prompt_info": prompt_info,
+                    "tokens": tokens,
+                    "token_info": token_info,
+                    "text": text_of([table[i] for i in new if i not in special]),
+                    "lens_tokens": lens_tokens,
+                    "lens_info": lens_info,
                     "chat": inp.chat,
                     "settings": {
                         "temperature": inp.temperature,
@@ -318,9 +344,12 @@ class RealLLMLab(Lab):
             )
             yield frame
 
-    def _odds_frame(self, tk, index: int, logits, probs, token: int) -> Frame:
+    def _odds_frame(
+        self, sh: Shared, context: list[bytes], index: int, logits, probs, token: int
+    ) -> Frame:
         """The candidates of one step: top by the model's own odds (softmax at T = 1),
-        shown beside the odds actually sampled from; the chosen token always."""
+        shown beside the odds actually sampled from; the chosen token always. Each labelled
+        after `context` (the bytes before this step): it may finish a character."""
         raw = logits.double().softmax(-1)  # [V]
         top_ids = raw.topk(N_TOP).indices.tolist()
         for i in probs.topk(N_TOP).indices.tolist():  # what the settings now favour
@@ -328,7 +357,8 @@ class RealLLMLab(Lab):
                 top_ids.append(i)
         if token not in top_ids:
             top_ids.append(token)
-        labels = [self._piece(tk, i) for i in top_ids]
+        labels, info = self._next(sh, context, top_ids)
+        (chosen,), (chosen_info,) = self._next(sh, context, [token])
         return Frame(
             tensors=[
                 TensorOut("top_probs", probs[top_ids], "f32", labels),
@@ -336,9 +366,11 @@ class RealLLMLab(Lab):
             ],
             meta={
                 "index": index,
-                "token": self._piece(tk, token),
+                "token": chosen,
+                "token_piece": chosen_info,
                 "token_id": token,
                 "top_ids": top_ids,
+                "top_info": info,
             },  # fmt: skip
         )
 
@@ -350,8 +382,8 @@ class RealLLMLab(Lab):
             raise LabError(f"step {i} was not generated", field="input.index")
         logits = self.logits[i]
         probs = sampling_probs(logits, odds.temperature, odds.top_k or None, odds.top_p).float()
-        tk = shared(self.model_name).tokenizer
-        frame = self._odds_frame(tk, i, logits, probs, self.chosen[i])
+        frame = self._odds_frame(shared(self.model_name), self.context[: self.n_prompt + i],
+                                 i, logits, probs, self.chosen[i])  # fmt: skip
         frame.meta.update(
             {
                 "kind": "odds",

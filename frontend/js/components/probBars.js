@@ -22,7 +22,8 @@ export function probBars(el, { max = 12, format = null, scale = 'unit' } = {}) {
     el,
     /**
      * items: [{label, value, ghost?: drawn faint behind (e.g. the odds before temperature /
-     * top-k / top-p), hot?: bool, note?: string, kind?: a data-kind for styling}].
+     * top-k / top-p), hot?: bool, note?: string, kind?: a data-kind for styling, tip?: more
+     * hover lines}].
      */
     show(items) {
       const shown = items.slice(0, max);
@@ -41,7 +42,7 @@ export function probBars(el, { max = 12, format = null, scale = 'unit' } = {}) {
         setText(li.children[2], `${text(it.value)}${it.note ? ` ${it.note}` : ''}`);
         li.classList.toggle('hot', !!it.hot);
         li.dataset.kind = it.kind || '';
-        li.title = `${it.label}: ${text(it.value)}${it.ghost === undefined ? '' : ` (${text(it.ghost)})`}`;
+        li.title = `${it.label}: ${text(it.value)}${it.ghost === undefined ? '' : ` (${text(it.ghost)})`}${it.tip ? `\n${it.tip}` : ''}`;
       });
     },
     clear() { rows.forEach((li) => { li.hidden = true; }); },

@@ -4,14 +4,16 @@
 // layer), the KV cache measured from the real cache beside the config's figure, the speed
 // measured here, the logit lens. The layout-mismatch switch is the `qk_layout` param. Every
 // number comes from the server's frames. View keys: layer (the enlarged map), pick (the step
-// shown; -1 = the newest).
+// shown; -1 = the newest). Tokens are printed as the server labels them: a byte-level piece
+// of a character shows that character, its bytes on hover (`*_info`; tokenStrip.pieceChip).
 import './real-llm/strings.js';
 import { setText, el } from '../core/dom.js';
-import { t } from '../core/i18n.js';
+import { currentLang, t } from '../core/i18n.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
 import { probBars } from '../components/probBars.js';
 import { readout } from '../components/readout.js';
+import { pieceChip, pieceNote } from '../components/tokenStrip.js';
 
 export const stylesheet = '/css/labs/real-llm.css';
 export const lazyPlotly = true; // canvas and DOM only
@@ -51,11 +53,12 @@ export default function mount(root, ctx) {
   loading.hidden = true;
   const promptLine = el('p', 'rl-sub');
   const promptToks = el('div', 'rl-toks rl-prompt-toks');
+  const byteNote = el('p', 'rl-note rl-bytes');
   const answerTitle = el('h4');
   const answer = el('div', 'rl-toks rl-answer');
   answer.setAttribute('aria-live', 'polite');
   const stopped = el('p', 'rl-sub');
-  pAsk.body.append(form, quant, loading, promptLine, promptToks, answerTitle, answer, stopped);
+  pAsk.body.append(form, quant, loading, promptLine, promptToks, answerTitle, answer, stopped, byteNote);
   const go = form.querySelector('.rl-go');
   const syncRanges = () => form.querySelectorAll('.rl-range').forEach((r) => { r.lastChild.textContent = r.firstChild.value; });
 
@@ -114,7 +117,10 @@ export default function mount(root, ctx) {
   let readOnly = false;
   const lastText = {}; // layout -> the last answer written with it
   const shown = () => { const k = store.get('pick'); return (k !== null && k !== undefined && k >= 0 && steps[k]) || steps[steps.length - 1] || null; };
-  const contextOf = (fr) => [...fr.meta.prompt_tokens, ...fr.meta.tokens.slice(0, fr.meta.index)];
+  // The cached tokens at a step, labelled as the newest frame labels them (a piece that was
+  // pending then is a whole character now).
+  const newest = (fr) => steps[steps.length - 1] || fr;
+  const contextOf = (fr) => [...fr.meta.prompt_tokens, ...newest(fr).meta.tokens.slice(0, fr.meta.index)];
 
   const setBusy = (b) => {
     busy = b;
@@ -155,16 +161,31 @@ export default function mount(root, ctx) {
     if (!s) { promptToks.replaceChildren(); answer.replaceChildren(); setText(promptLine, ''); setText(stopped, ''); return; }
     const m = s.meta;
     setText(promptLine, t('real-llm.prompt_tokens', { n: m.prompt_tokens.length }));
-    if (promptToks.childElementCount !== m.prompt_tokens.length) promptToks.replaceChildren(...m.prompt_tokens.map((tok) => el('span', 'rl-tok prompt', tok)));
+    const pi = m.prompt_info || [], ti = m.token_info || [];
+    if (promptToks.childElementCount !== m.prompt_tokens.length) promptToks.replaceChildren(...m.prompt_tokens.map((tok, i) => pieceChip(el('span', 'rl-tok prompt'), tok, pi[i])));
     const pick = shown();
     answer.replaceChildren(...m.tokens.map((tok, i) => {
-      const b = el('button', `rl-tok new${pick && pick.meta.index === i ? ' sel' : ''}`, tok);
+      const b = pieceChip(el('button', `rl-tok new${pick && pick.meta.index === i ? ' sel' : ''}`), tok, ti[i]);
       b.type = 'button';
       b.dataset.i = String(i);
       b.onclick = () => store.set('pick', i === steps.length - 1 ? null : i);
       return b;
     }));
     setText(stopped, m.stopped ? t(m.stopped === 'eos' ? 'real-llm.stopped_eos' : 'real-llm.stopped_max') : '');
+    drawByteNote();
+  }
+
+  function drawByteNote() { // as real-bert says of [UNK]: what this tokenizer does to Chinese
+    const s = steps[steps.length - 1];
+    const smol = !(meta && meta.model && meta.model !== 'smollm2');
+    const w = [t('real-llm.byte_note')];
+    if (smol) w.push(t('real-llm.english_note'));
+    if (s) {
+      const info = [...(s.meta.prompt_info || []), ...(s.meta.token_info || [])];
+      const n = info.filter((x) => x && x.parts).length;
+      if (n) w.push(t('real-llm.split_found', { n, all: info.length }));
+    }
+    setText(byteNote, w.join(currentLang() === 'zh' ? '' : ' ')); // zh sentences run on
   }
 
   function drawCandidates() {
@@ -172,8 +193,9 @@ export default function mount(root, ctx) {
     if (!s) { setText(candTitle, t('real-llm.candidates_idle')); bars.clear(); setText(candNote, ''); return; }
     const fr = odds && odds.meta.index === s.meta.index ? odds : s;
     const probs = fr.tensors.top_probs, raw = fr.tensors.top_raw_probs.data;
+    const info = fr.meta.top_info || [];
     bars.show(Array.from(probs.data, (v, i) => ({
-      label: probs.labels[i], value: v, ghost: raw[i], hot: fr.meta.top_ids[i] === s.meta.token_id, note: fr.meta.top_ids[i] === s.meta.token_id ? t('real-llm.chosen') : '',
+      label: probs.labels[i], tip: pieceNote(info[i]), value: v, ghost: raw[i], hot: fr.meta.top_ids[i] === s.meta.token_id, note: fr.meta.top_ids[i] === s.meta.token_id ? t('real-llm.chosen') : '',
     })));
     setText(candTitle, t('real-llm.candidates', { n: s.meta.index + 1 }));
     const st = fr.meta.settings;
@@ -198,7 +220,8 @@ export default function mount(root, ctx) {
     const s = shown();
     if (!s || !s.tensors.lens_prob) { lens.clear(); return; }
     const p = s.tensors.lens_prob.data, c = s.tensors.lens_chosen.data;
-    lens.show(s.meta.lens_tokens.map((tok, l) => ({ label: `L${l} ${tok}`, value: p[l], ghost: c[l], hot: tok === s.meta.token })));
+    const info = s.meta.lens_info || [];
+    lens.show(s.meta.lens_tokens.map((tok, l) => ({ label: `L${l} ${tok}`, tip: pieceNote(info[l]), value: p[l], ghost: c[l], hot: tok === s.meta.token })));
   }
 
   function drawKv() {
@@ -229,6 +252,7 @@ export default function mount(root, ctx) {
     if (!m) return;
     const mix = m.quant ? Object.entries(m.quant).map(([k, n]) => `${k} ${pct(n / m.quant_total)}`).join(', ') : null;
     const qwen = m.model && m.model !== 'smollm2';
+    drawByteNote();
     setText(quant, qwen ? t('real-llm.qwen_note', { model: m.model_title }) : mix ? t('real-llm.quant_read', { mix, n: m.quant_total.toLocaleString(), mb: m.weights_mb }) : t('real-llm.quant_static'));
     pLayout.el.hidden = qwen; // the Q/K permutation is llama.cpp's: SmolLM2's GGUF only
     facts.show([

@@ -64,6 +64,9 @@ addStrings({
     'real-llm.f_not_loaded': 'not loaded yet (on the first generation)',
     'real-llm.err_context': 'The prompt has {n} tokens: over the context limit of {limit}.',
     'real-llm.err_no_steps': 'Generate something first.',
+    'real-llm.byte_note': 'The tokenizer is byte-level BPE: it cuts the text’s UTF-8 bytes, not its characters. A Chinese character is 3 bytes (an emoji 4) and is often cut over 2 or 3 tokens: each of them shows the character it helps form, underlined with dots and marked k/n (piece k of n); hover a token for its bytes.',
+    'real-llm.english_note': 'SmolLM2 was trained mostly on English text: asked in Chinese, it may answer in English or repeat the question.',
+    'real-llm.split_found': '{n} of these {all} tokens hold only part of a character.',
   },
   zh: {
     'real-llm.ask': '向模型提问',
@@ -127,5 +130,8 @@ addStrings({
     'real-llm.f_not_loaded': '尚未加载（第一次生成时加载）',
     'real-llm.err_context': '提示有 {n} 个 token，超过了上下文上限 {limit}。',
     'real-llm.err_no_steps': '请先生成一次。',
+    'real-llm.byte_note': '分词器是字节级 BPE：它切的是文本的 UTF-8 字节，不是字符。一个汉字占 3 个字节（emoji 占 4 个），常被切成 2～3 个 token：每个这样的 token 都显示它参与组成的那个字，下面画点线，并标上 k/n（共 n 块中的第 k 块）；鼠标悬停可看它的字节。',
+    'real-llm.english_note': 'SmolLM2 主要用英文文本训练：用中文提问，它可能用英文回答，或者把问题重复一遍。',
+    'real-llm.split_found': '这 {all} 个 token 里有 {n} 个只是某个字符的一部分。',
   },
 });
