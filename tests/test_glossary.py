@@ -380,3 +380,9 @@ def test_no_zh_string_uses_a_forbidden_wording():
 def test_chinese_text_has_full_width_parens():
     bad = [f"{w}: {p}" for w, t in zh_strings() for p in half_width_parens(t)]
     assert not bad, f"{len(bad)} half-width parens around Chinese:\n" + "\n".join(bad)
+
+
+def test_the_glossary_is_served_with_the_frontend(client):
+    """Later views read it (tap-to-define): it is a static file beside the i18n tables."""
+    served = client.get("/i18n/glossary.json")
+    assert served.status_code == 200 and served.json()["terms"] == glossary()
