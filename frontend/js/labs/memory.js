@@ -162,6 +162,7 @@ export default function mount(root, ctx) {
       const row = el('span', `memory-answer ${{ right: 'ok', wrong: 'bad', lucky: 'luck' }[verdict]}`);
       row.dataset.arm = a.label;
       row.dataset.verdict = verdict;
+      row.dataset.acc = acc === undefined ? '' : String(acc);
       const sw = el('i', 'memory-swatch');
       sw.style.background = COLORS[i % COLORS.length];
       const accNote = acc === undefined ? '' : ` · ${t('memory.arm_acc', { acc: pct(acc), chance: pct(m.chance) })}`;
