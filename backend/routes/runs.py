@@ -107,15 +107,21 @@ def list_runs(
     return [RunSummary(**s) for s in store.list(lab=lab, limit=limit, offset=offset)]
 
 
-@router.get("/latest", responses=problem(404))
-def latest_of_sessions(session: SessionIds, store: StoreDep) -> SessionRun:
+@router.get(
+    "/latest",
+    response_model=SessionRun,
+    responses={204: {"description": "nothing saved from these sessions"}},
+)
+def latest_of_sessions(session: SessionIds, store: StoreDep) -> SessionRun | Response:
     """The newest run saved from any of these live sessions, by hand or by autosave: what a
     page offers to restore after a server restart (it keeps its sessions' ids). Only who
-    knows a session's id can find its runs."""
+    knows a session's id can find its runs. None saved is an answer, not a missing resource:
+    204 with no body (a 404 would be logged in the learner's console on every page that asks
+    after a lost session, e.g. on back/forward between labs)."""
     ids = [sid for sid in dict.fromkeys(session) if valid_session_id(sid)]  # others: no runs
     rows = [row for sid in ids for row in store.of_session(sid, limit=1)]
     if not rows:
-        raise HTTPException(404, "nothing saved from these sessions")
+        return Response(status_code=204)
     return SessionRun(**max(rows, key=lambda r: r["created"]))
 
 

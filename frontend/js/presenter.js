@@ -22,7 +22,7 @@ addStrings({
   },
 });
 
-const CONTROL_NAMES = ['play', 'step', 'step10', 'reset', 'speed', 'scrub', 'params', 'class'];
+const CONTROL_NAMES = ['play', 'step', 'step10', 'reset', 'speed', 'scrub', 'params', 'class', 'keep', 'try'];
 
 /** url: readUrl()'s result; its `state` holds the lab's declared view keys the link sets. */
 export function presenter({ store, client, scrub, bar, url }) {
@@ -47,6 +47,9 @@ export function presenter({ store, client, scrub, bar, url }) {
     }
     body.classList.toggle('embed-scrub', wanted.has('scrub'));
     body.classList.toggle('embed-params', wanted.has('params'));
+    // What else a reader could press is a control too (app.css): "Keep this run", the try
+    // buttons and the class tools show only when named.
+    for (const part of ['keep', 'try', 'class']) body.classList.toggle(`embed-${part}`, wanted.has(part));
     // The host page sizes its iframe to the lab (examples/embed.js): the lab's height, posted
     // whenever it changes, so the reader sees the whole picture without scrolling inside.
     if (window.parent !== window) {

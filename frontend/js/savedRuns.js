@@ -74,7 +74,7 @@ export async function savedRuns(root, labs) {
     const mine = mySessions();
     for (const s of mine) {
       const res = await fetch(`/api/runs/latest?session=${encodeURIComponent(s.session)}`);
-      if (!res.ok) continue;
+      if (!res.ok || res.status === 204) continue; // 204: nothing saved from it
       const run = await res.json();
       rememberRun(run.id, s.token);
       if (!runs.some((r) => r.id === run.id)) runs.push(run);

@@ -231,6 +231,7 @@ async function main() {
     lastScalar = rows[rows.length - 1].step;
     store.set('step', Math.max(store.get('step'), lastScalar));
     bar.setStep(store.get('step'));
+    liveStepToUrl(); // the link follows the run while it plays, not only at its pauses
     view.scalars?.(rows);
   };
   client.on('scalars', onRows);

@@ -55,7 +55,7 @@ def test_share_autosaves_and_a_restart_finds_and_restores_it(tmp_path):
             ready = open_lab(ws, LAB, {"lr": 0.05})
             sid = ready["session"]
             step(ws, 3)
-            assert _latest(c, sid).status_code == 404  # nothing saved yet
+            assert _latest(c, sid).status_code == 204  # nothing saved yet
             send(ws, {"type": "share"})
             recv_until(ws, lambda m: m["type"] == "shared")
             found = _wait_latest(c, sid, 3)
@@ -144,7 +144,7 @@ def test_autosave_off(tmp_path):
             recv_until(ws, lambda m: m["type"] == "shared")
             time.sleep(0.3)
         assert manager._autosaver is None
-    assert _latest_after(tmp_path, sid) == 404
+    assert _latest_after(tmp_path, sid) == 204
 
 
 def _latest_after(tmp_path, sid: str) -> int:
@@ -167,6 +167,14 @@ def test_latest_takes_several_sessions_and_checks_the_ids(tmp_path):
         newest = _latest(c, sa, sb).json()
         assert newest["name"] == "b" and newest["autosave"] is False
         assert _latest(c, sa).json()["name"] == "a"
-        assert _latest(c, "short").status_code == 404  # not a session id: nothing saved
+        assert _latest(c, "short").status_code == 204  # not a session id: nothing saved
         assert c.get("/api/runs/latest").status_code == 422
-        assert _latest(c, "x" * 30).status_code == 404
+        assert _latest(c, "x" * 30).status_code == 204
+
+
+def test_latest_of_sessions_with_nothing_saved_is_204_no_body(tmp_path):
+    """Nothing saved is an answer, not a missing resource: a page asking after a lost session
+    (back/forward between labs) must not log a 404 in the learner's console."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as c:
+        r = _latest(c, "A" * 22)
+        assert r.status_code == 204 and r.content == b""

@@ -35,6 +35,21 @@ export class LabClient {
     this.phoneSlice = false;
     this.received = { frames: 0, bytes: 0, tensors: {} }; // frames, their bytes, tensor names seen (tests)
     this.rows = new Map(); // `${run}:${step}` -> that step's scalars, the newest ROWS_KEPT
+    // Back/forward cache: a page kept there with its socket open has it cut by the browser,
+    // which logs an error; close it ourselves on the way in and rejoin on the way back.
+    this.away = false;
+    addEventListener('pagehide', (e) => {
+      if (!e.persisted || !this.ws || this.closed) return;
+      const ws = this.ws;
+      this.ws = null; // its close is ours: no reconnect
+      this.away = true;
+      ws.close();
+    });
+    addEventListener('pageshow', (e) => {
+      if (!e.persisted || !this.away || this.closed) return;
+      this.away = false;
+      this.connect();
+    });
   }
 
   keepRows(run, rows) {

@@ -32,12 +32,13 @@ export function forgetRun(lab, session) {
 
 /** The newest run the server saved (by hand or autosave) from a lost session, or null
  * (docs/protocol.md). Right after a replica dies the proxy may answer 502 once or twice:
- * try again, as the socket's backoff does; a 404 (nothing saved) is an answer. */
+ * try again, as the socket's backoff does; a 204 (nothing saved) is an answer. */
 export async function latestSaved(session) {
   for (const wait of [0, 500, 1000, 2000, 4000]) {
     if (wait) await new Promise((done) => setTimeout(done, wait));
     try {
       const r = await fetch(`/api/runs/latest?session=${encodeURIComponent(session)}`);
+      if (r.status === 204) return null; // nothing saved from that session
       if (r.ok) return await r.json();
       if (r.status < 500) return null;
     } catch { /* the network: try again */ }
