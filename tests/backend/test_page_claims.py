@@ -91,3 +91,26 @@ def test_depth_a_constant_init_keeps_every_row_of_a_layer_identical():
 
     for run_id, spread in across_runs(run).items():
         assert spread and max(spread) < 1e-5, (run_id, spread)
+
+
+def test_gpt_lesson_reversal_is_solved_with_an_anti_diagonal_head():
+    """lessons/attention-forming: the poll's answer "An anti-diagonal (the answer reads the
+    prompt backwards)" and "Run until solved … (95% of held-out strings exactly right)", on
+    the lesson's recipe (the gpt lab, reverse of 6): solved within 200 steps, and when it is,
+    some head's answer rows put most of their weight on the mirrored prompt symbol (query q
+    reads 2n + 1 − q). Which layer carries it is left to the run (the lesson says so)."""
+    from backend.labs._gpt_params import Params as GPTParams
+    from backend.labs.gpt import GPTLab
+
+    def run(seed: int) -> tuple[int | None, float]:
+        lab = GPTLab(GPTParams(data="reverse", seq_len=6), seed, CPU)
+        while lab.solved_at is None and lab.t < 200:
+            lab.step(False)
+        frame = lab.step(True)
+        q = torch.arange(7, 13)
+        pats = [t.data for t in frame.tensors if t.name.endswith("attn.hook_pattern")]
+        best = max(float(p[:, q, 13 - q].mean(-1).max()) for p in pats)
+        return lab.solved_at, best
+
+    for run_id, (solved, best) in across_runs(run).items():
+        assert solved is not None and best > 0.5, (run_id, solved, best)
