@@ -45,9 +45,11 @@ class Settings(BaseSettings):
     max_run_mb: float = 256.0  # one saved run (weights + frames + scalars)
     max_import_mb: float = 128.0  # one imported run export (JSON)
     messages_per_s: float = 50.0  # per connection, averaged; bursts up to 2 s worth
-    # WRONG join codes per address per minute (right ones are not counted, so a class of
-    # hundreds behind one address joins at once); past it every lookup is refused a minute.
+    # WRONG join codes answered per address per minute, a third of it per browser (right ones
+    # are not counted, so a class of hundreds behind one address joins at once); past it a
+    # lookup waits its turn, at most join_wait_s, whether its code is right or wrong.
     join_attempts_per_min: int = 30
+    join_wait_s: float = 20.0
     sessions_per_ip_per_min: int = (
         60  # new sessions per address per minute (forks of a class aside)
     )

@@ -15,6 +15,7 @@ from backend import collector
 from backend.admission import SessionError, validate_params
 from backend.classroom import AttemptLimiter, new_code, normalize_code
 from backend.config import Settings
+from backend.join_turns import JoinTurns
 from backend.labs import REGISTRY
 from backend.protocol import KEPT_MAX_RUNS, KeptRun
 from backend.sessions import Session
@@ -59,11 +60,13 @@ class SessionManager:
         # Classes saved before a restart, waiting for their teacher's restore: code -> lab.
         # Their code is not a wrong one (students' pages wait for it) and is not given out.
         self.classes_away: dict[str, str] = {}
-        # Failed join codes per address (guessing) and new sessions per address a minute are
-        # counted in `shared`; a right code costs nothing, so a class of hundreds behind one
-        # school NAT joins at once (docs/security.md, "Limits").
+        # Answers to join codes per address and browser (guessing) and new sessions per
+        # address a minute are counted in `shared`; a right code costs nothing and others'
+        # wrong ones only slow it, so a class of hundreds behind one school NAT joins
+        # (docs/security.md, promise 4; backend/join_turns.py).
         # Forks of a shared session are the class's, counted per class, not per address.
         self.class_forks = AttemptLimiter(settings.class_forks_per_min)
+        self.join_turns = JoinTurns(self.shared, settings.join_wait_s)
         self.store = store  # the saved-runs store, for autosaves (None: no autosave)
         self._reaper: asyncio.Task | None = None
         self._heartbeat: asyncio.Task | None = None
@@ -160,27 +163,42 @@ class SessionManager:
             self._background(self._class_begins(session))
         return session.share_code
 
-    async def resolve_code(self, code: str, ip: str) -> ClassRef:
-        """Where a join code leads, on whichever replica runs it. Only wrong codes count
-        against the address: past `join_attempts_per_min` of them in a minute every lookup
-        from it is refused (a guesser learns nothing more, even from a right code), while a
-        class of any size behind one address joins with the right code at once."""
+    async def resolve_code(self, code: str, ip: str, browser: str | None = None) -> ClassRef:
+        """Where a join code leads, on whichever replica runs it. A code the address was
+        told lately is told again at once and free (one student's answer is the class's).
+        Any other code waits for a turn of the address (and of `browser`): a wrong answer
+        spends it, a right one gives it back, and the wait never depends on whether the code
+        is right, so a guesser tests at most `join_attempts_per_min` codes a minute while
+        others' wrong codes only slow a class down (backend/join_turns.py)."""
+        code = normalize_code(code)
+        turn = None
         try:
-            if await self.shared.joins_full(ip):
-                msg = "too many join attempts from this address; wait a minute"
-                raise SessionError("busy", msg, key="err.join_attempts")
-            code = normalize_code(code)
-            ref = await self.shared.lookup(code)
+            known = await self.shared.known(ip, code)
+            if known is None:
+                turn = await self.join_turns.take(ip, code, browser)
+                if turn is None:
+                    known = await self.shared.known(ip, code)
+            ref = None if known is False else await self.shared.lookup(code)
             if ref is None and code in self.classes_away:
+                if turn is not None:
+                    await self.shared.give_back(turn.keys)
                 msg = "this class is not back yet after the server restart; its teacher restores it"
                 lab = self.classes_away[code]
                 raise SessionError("not_found", msg, "code", "err.class_away", {"lab": lab})
+            if turn is not None:  # an answer told: remembered, and a wrong one counted
+                await self.shared.remember(ip, code, ref is not None)
+                if ref is None:
+                    await self.shared.note(ip, "wrong")
+                else:
+                    await self.shared.give_back(turn.keys)
             if ref is None:
-                await self.shared.failed_join(ip)  # one failed attempt
                 msg = "no class with this code (it may have ended)"
                 raise SessionError("not_found", msg, "code", "err.no_class")
         except SharedUnavailable as exc:
             raise _shared_down(exc) from None
+        finally:
+            if turn is not None:
+                self.join_turns.done(ip, code)
         return ref
 
     async def by_code(self, code: str, ip: str) -> Session:

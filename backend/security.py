@@ -1,9 +1,14 @@
-"""HTTP security headers and the websocket Origin check (docs/security.md)."""
+"""HTTP security headers, the websocket Origin check and the join page's browser id
+(docs/security.md)."""
 
 from __future__ import annotations
 
+import re
+import secrets
 from urllib.parse import urlsplit
 
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.config import Settings
@@ -68,3 +73,31 @@ def origin_allowed(origin: str | None, host: str | None, settings: Settings) -> 
     if parts.netloc == host:
         return True
     return parts.hostname in LOCAL_HOSTS
+
+
+# -- the browser's own join turns (backend/join_turns.py) ---------------------------------
+BROWSER_COOKIE = "shaomai_b"
+_BROWSER_ID = re.compile(r"[A-Za-z0-9_-]{16,32}")
+
+
+def browser_id(request: Request) -> str | None:
+    """The join page's browser id (a cookie this server set), None when there is none yet or
+    it is not one of ours. Not a secret and not a proof: it lets one browser's wrong codes
+    wait for its own turns, so a prankster in a browser leaves the address's to the class;
+    a client that drops it is still counted per address."""
+    value = request.cookies.get(BROWSER_COOKIE, "")
+    return value if _BROWSER_ID.fullmatch(value) else None
+
+
+def keep_browser_id(request: Request, response: Response) -> Response:
+    """Give a browser that has none its id (a year; only this site's pages send it back)."""
+    if browser_id(request) is None:
+        response.set_cookie(
+            BROWSER_COOKIE,
+            secrets.token_urlsafe(16),
+            max_age=365 * 24 * 3600,
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
+        )
+    return response

@@ -5,7 +5,10 @@ Keys (all under `shaomai:`):
 - `owner:SESSION`    the replica that runs the session; a lease too
 - `replicas`         sorted set: replica -> the time its lease ends
 - `own:IP`           hash: replica -> sessions that address opened there (forks aside)
-- `fail:IP`, `open:IP`  sorted sets of event times: wrong join codes / new sessions a minute
+- `open:IP`           sorted set of event times: new sessions a minute
+- `turns:KEY`         hash {tokens, t}: a token bucket of join-code answers (KEY: `ip:…`,
+                      `b:…` a browser); `ans:IP:CODE` what that address was told ("1" / "0");
+                      `joins:IP` sorted set of its join lookups, for the teacher's figure
 
 Only small state goes through Redis: tensor frames stay on the replica that owns the
 session (pub/sub has no backpressure, and nginx routes every viewer to the owner).
@@ -27,16 +30,40 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from backend.shared_state import (
+    KNOWN_RIGHT_S,
+    KNOWN_WRONG_S,
     LEASE_S,
+    STATS_S,
     ClassRef,
     LocalState,
     Published,
     SharedUnavailable,
+    _stats,
 )
 
 log = logging.getLogger("shaomai.shared")
 P = "shaomai:"
 WINDOW_S = 60.0  # the per-minute limits' window
+
+# Buckets.take / give_back (shared_state) in one atomic step. KEYS: the buckets; ARGV[1]:
+# now, ARGV[2]: -1 take (from all or none), +1 give back; ARGV[3..]: each key's capacity.
+TURN_LUA = """
+local now, delta = tonumber(ARGV[1]), tonumber(ARGV[2])
+local levels = {}
+for i, key in ipairs(KEYS) do
+  local cap = tonumber(ARGV[i + 2])
+  local v = redis.call('HMGET', key, 'tokens', 't')
+  local tokens, t = tonumber(v[1]) or cap, tonumber(v[2]) or now
+  tokens = math.min(cap, tokens + math.max(0, now - t) * cap / 60)
+  if delta < 0 and tokens < 1 then return 0 end
+  levels[i] = math.min(cap, tokens + delta)
+end
+for i, key in ipairs(KEYS) do
+  redis.call('HSET', key, 'tokens', tostring(levels[i]), 't', tostring(now))
+  redis.call('EXPIRE', key, 120)
+end
+return 1
+"""
 
 
 def _masked(url: str) -> str:
@@ -65,6 +92,8 @@ class RedisState:
             health_check_interval=5,
         )
         self.fallback = LocalState(replica, join_attempts_per_min, opens_per_min)
+        self.clock = time.time  # shared by replicas: wall time (a test may drive its own)
+        self._turn = self.r.register_script(TURN_LUA)
         self.down_since: float | None = None
         self._published_ips: set[str] = set()
 
@@ -116,12 +145,6 @@ class RedisState:
         return None if raw is None else raw.decode()
 
     # -- limits ----------------------------------------------------------------------------
-    async def _events(self, key: str, now: float) -> int:
-        pipe = self.r.pipeline(transaction=True)
-        pipe.zremrangebyscore(key, "-inf", now - WINDOW_S)
-        pipe.zcard(key)
-        return (await self._run(pipe.execute()))[1]
-
     async def _add_event(self, key: str, now: float) -> tuple[str, int]:
         member = f"{now:.6f}:{secrets.token_hex(4)}"
         pipe = self.r.pipeline(transaction=True)
@@ -131,11 +154,43 @@ class RedisState:
         pipe.expire(key, int(WINDOW_S) + 1)
         return member, (await self._run(pipe.execute()))[2]
 
-    async def joins_full(self, ip: str) -> bool:
-        return await self._events(f"{P}fail:{ip}", time.time()) >= self.join_limit
+    # -- join codes: turns, remembered answers, the teacher's figure (manager.resolve_code) --
+    async def _turns(self, keys: list[tuple[str, int]], delta: int) -> bool:
+        names = [f"{P}turns:{k}" for k, _ in keys]
+        args = [repr(float(self.clock())), delta, *(cap for _, cap in keys)]
+        return bool(await self._run(self._turn(keys=names, args=args)))
 
-    async def failed_join(self, ip: str) -> None:
-        await self._add_event(f"{P}fail:{ip}", time.time())
+    async def take_turn(self, keys: list[tuple[str, int]]) -> bool:
+        return await self._turns(keys, -1)
+
+    async def give_back(self, keys: list[tuple[str, int]]) -> None:
+        await self._turns(keys, 1)
+
+    async def known(self, ip: str, code: str) -> bool | None:
+        raw = await self._run(self.r.get(f"{P}ans:{ip}:{code}"))
+        return None if raw is None else raw == b"1"
+
+    async def remember(self, ip: str, code: str, right: bool) -> None:
+        keep = KNOWN_RIGHT_S if right else KNOWN_WRONG_S
+        await self._run(self.r.set(f"{P}ans:{ip}:{code}", "1" if right else "0", ex=int(keep)))
+
+    async def note(self, ip: str, kind: str, wait: float = 0.0) -> None:
+        now = self.clock()
+        key = f"{P}joins:{ip}"
+        pipe = self.r.pipeline(transaction=True)
+        pipe.zremrangebyscore(key, "-inf", now - STATS_S)
+        pipe.zadd(key, {f"{kind}:{wait:.1f}:{secrets.token_hex(4)}": now})
+        pipe.expire(key, int(STATS_S) + 1)
+        await self._run(pipe.execute())
+
+    async def join_stats(self, ip: str) -> dict:
+        now = self.clock()
+        raw = await self._run(self.r.zrangebyscore(f"{P}joins:{ip}", now - STATS_S, "+inf"))
+        events = []
+        for member in raw:
+            kind, wait, _ = member.decode().split(":")
+            events.append((now, kind, float(wait)))
+        return _stats(events)
 
     async def allow_open(self, ip: str) -> bool:
         key = f"{P}open:{ip}"

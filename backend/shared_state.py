@@ -14,6 +14,7 @@ restarted empty is refilled by the next heartbeat.
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass
 
 from backend.classroom import AttemptLimiter
@@ -44,15 +45,42 @@ class SharedUnavailable(RuntimeError):
     """The shared store (Redis) cannot be reached; the caller answers `busy`."""
 
 
-class FailedAttempts(AttemptLimiter):
-    """AttemptLimiter whose events are failures: `full` asks without counting one."""
+KNOWN_RIGHT_S = 3600.0  # an address that was told a class's code is told again at once
+KNOWN_WRONG_S = 60.0  # ... and a wrong one: the same code again costs nothing new
+STATS_S = 60.0  # the teacher's figure: join lookups of the last minute
 
-    def full(self, key: str) -> bool:
-        q = self.events.get(key)
-        now = time.monotonic()
-        while q and now - q[0] > self.window:
-            q.popleft()
-        return bool(q) and len(q) >= self.limit
+
+class Buckets:
+    """Token buckets of join-code answers (docs/security.md, promise 4): a key (an address,
+    a browser) holds at most `capacity` and gains `capacity` a minute; a wrong answer spends
+    one, a right one is given back. `take` takes from every key or from none."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.levels: dict[str, tuple[float, float]] = {}  # key -> (tokens, when)
+
+    def _level(self, key: str, capacity: int, now: float) -> float:
+        tokens, when = self.levels.get(key, (capacity, now))
+        return min(capacity, tokens + (now - when) * capacity / 60.0)
+
+    def take(self, keys: list[tuple[str, int]]) -> bool:
+        now = self.clock()
+        levels = [self._level(k, cap, now) for k, cap in keys]
+        if any(level < 1 for level in levels):
+            return False
+        for (key, _), level in zip(keys, levels, strict=True):
+            self.levels[key] = (level - 1, now)
+        return True
+
+    def give_back(self, keys: list[tuple[str, int]]) -> None:
+        now = self.clock()
+        for key, cap in keys:
+            self.levels[key] = (min(cap, self._level(key, cap, now) + 1), now)
+
+    def prune(self) -> None:
+        now = self.clock()
+        for key in [k for k, (_, when) in self.levels.items() if now - when > 60.0]:
+            del self.levels[key]  # a minute untouched: full again, as if never seen
 
 
 class LocalState:
@@ -63,7 +91,11 @@ class LocalState:
     def __init__(self, replica: str, join_attempts_per_min: int, opens_per_min: int):
         self.replica = replica
         self.codes: dict[str, ClassRef] = {}
-        self.joins = FailedAttempts(join_attempts_per_min)
+        self.join_limit = join_attempts_per_min  # answers to new join codes a minute
+        self.clock = time.monotonic  # the join limits' clock (a test may drive its own)
+        self.buckets = Buckets(lambda: self.clock())
+        self.answers: dict[tuple[str, str], tuple[bool, float]] = {}  # (ip, code) -> right, until
+        self.events: dict[str, deque[tuple[float, str, float]]] = {}  # ip -> (when, kind, wait)
         self.opens = AttemptLimiter(opens_per_min)
 
     async def start(self) -> None:
@@ -90,11 +122,30 @@ class LocalState:
         """The replica running `session`, if another replica must know (one process: none)."""
         return None
 
-    async def joins_full(self, ip: str) -> bool:
-        return self.joins.full(ip)
+    # -- join codes: turns, remembered answers, the teacher's figure (manager.resolve_code) --
+    async def take_turn(self, keys: list[tuple[str, int]]) -> bool:
+        return self.buckets.take(keys)
 
-    async def failed_join(self, ip: str) -> None:
-        self.joins.allow(ip)
+    async def give_back(self, keys: list[tuple[str, int]]) -> None:
+        self.buckets.give_back(keys)
+
+    async def known(self, ip: str, code: str) -> bool | None:
+        """What this address was told of `code` lately (True: a class), None: nothing."""
+        right, until = self.answers.get((ip, code), (None, 0.0))
+        return right if until > self.clock() else None
+
+    async def remember(self, ip: str, code: str, right: bool) -> None:
+        keep = KNOWN_RIGHT_S if right else KNOWN_WRONG_S
+        self.answers[(ip, code)] = (right, self.clock() + keep)
+
+    async def note(self, ip: str, kind: str, wait: float = 0.0) -> None:
+        """One join lookup from `ip` for the teacher's figure: wrong, waited or turned away."""
+        self.events.setdefault(ip, deque()).append((self.clock(), kind, wait))
+
+    async def join_stats(self, ip: str) -> dict:
+        since = self.clock() - STATS_S
+        recent = [e for e in self.events.get(ip, ()) if e[0] > since]
+        return _stats(recent)
 
     async def allow_open(self, ip: str) -> bool:
         return self.opens.allow(ip)
@@ -113,8 +164,28 @@ class LocalState:
         return [self.replica]
 
     def prune(self) -> None:
-        self.joins.prune()
+        now = self.clock()
+        self.buckets.prune()
         self.opens.prune()
+        for key in [k for k, (_, until) in self.answers.items() if until <= now]:
+            del self.answers[key]
+        for ip, q in list(self.events.items()):
+            while q and now - q[0][0] > STATS_S:
+                q.popleft()
+            if not q:
+                del self.events[ip]
+
+
+def _stats(events) -> dict:
+    """The teacher's figure from (when, kind, wait) events: wrong codes, lookups that waited
+    for their turn (and the longest wait, seconds), lookups turned away after waiting."""
+    waits = [w for _, kind, w in events if kind in ("waited", "refused")]
+    return {
+        "wrong": sum(1 for _, kind, _ in events if kind == "wrong"),
+        "waited": sum(1 for _, kind, _ in events if kind == "waited"),
+        "refused": sum(1 for _, kind, _ in events if kind == "refused"),
+        "longest_wait_s": round(max(waits, default=0.0), 1),
+    }
 
 
 def shared_state(settings, replica: str):

@@ -24,6 +24,8 @@ from backend.admission import SessionError
 from backend.classroom import ALPHABET, CODE_LENGTH, normalize_code, qr_svg
 from backend.deps import SessionsDep, SettingsDep
 from backend.routes.problems import problem
+from backend.security import browser_id, keep_browser_id
+from backend.shared_state import SharedUnavailable
 
 router = APIRouter(tags=["classroom"])
 I18N = FilePath(__file__).resolve().parents[2] / "frontend" / "i18n"
@@ -57,7 +59,8 @@ def _ip(request: Request) -> str:
 
 
 def _status(exc: SessionError) -> int:
-    """404 no such class; 429 too many wrong codes; 503 the shared store is down."""
+    """404 no such class; 429 too many wrong codes (waited, no turn); 503 the shared store is
+    down."""
     if exc.code != "busy":
         return 404
     return 503 if exc.key == "err.shared_down" else 429
@@ -65,7 +68,7 @@ def _status(exc: SessionError) -> int:
 
 async def _lookup(code: str, request: Request, sessions) -> str:
     try:
-        return (await sessions.resolve_code(code, _ip(request))).lab
+        return (await sessions.resolve_code(code, _ip(request), browser_id(request))).lab
     except SessionError as exc:
         raise HTTPException(_status(exc), str(exc)) from None
 
@@ -88,6 +91,7 @@ class ClassProblem(BaseModel):
 
 @router.get(
     "/api/join/{code}",
+    response_model=ClassFound,
     responses={
         404: {"model": ClassProblem},
         429: {"model": ClassProblem},
@@ -98,14 +102,37 @@ async def join_lookup(
     code: Annotated[str, Path(max_length=64)], request: Request, sessions: SessionsDep
 ):
     """The class a join code names, from any replica: its session id and lab. Wrong codes
-    count against the address (docs/security.md); 503 while the shared store is down."""
+    count against the address and the browser (docs/security.md): past their turns a lookup
+    waits, then 429; 503 while the shared store is down."""
     try:
-        ref = await sessions.resolve_code(code, _ip(request))
+        ref = await sessions.resolve_code(code, _ip(request), browser_id(request))
     except SessionError as exc:
         err = exc.as_error()
         body = ClassProblem(detail=err.message, **err.model_dump(exclude={"type", "message"}))
-        return JSONResponse(body.model_dump(), status_code=_status(exc))
-    return ClassFound(session=ref.session, lab=ref.lab)
+        out = JSONResponse(body.model_dump(), status_code=_status(exc))
+    else:
+        out = JSONResponse(ClassFound(session=ref.session, lab=ref.lab).model_dump())
+    return keep_browser_id(request, out)
+
+
+class JoinStats(BaseModel):
+    """Join lookups from the asker's own address in the last minute (docs/security.md)."""
+
+    wrong: int  # wrong codes answered
+    waited: int  # lookups that waited for a turn
+    refused: int  # lookups turned away after waiting
+    longest_wait_s: float
+
+
+@router.get("/api/join-stats", responses={503: {"model": ClassProblem}})
+async def join_stats(request: Request, sessions: SessionsDep):
+    """For the teacher's class panel: are joins from this network (the room, when teacher and
+    class share it) being slowed by wrong codes? Counts only, of the asker's own address."""
+    try:
+        return JoinStats(**await sessions.shared.join_stats(_ip(request)))
+    except SharedUnavailable:
+        body = ClassProblem(detail="the shared store is down", code="busy", key="err.shared_down")
+        return JSONResponse(body.model_dump(), status_code=503)
 
 
 _STYLE = """
@@ -181,14 +208,15 @@ async def _join(code: str, request: Request, sessions, lang: str | None) -> Resp
     if not CODE_SHAPE.fullmatch(norm):  # a letter no code has (O, I, 0, 1...)
         return _page(reader, 404, norm, s["joinpage.not_found"].replace("{code}", norm))
     try:
-        lab = (await sessions.resolve_code(norm, _ip(request))).lab
+        lab = (await sessions.resolve_code(norm, _ip(request), browser_id(request))).lab
     except SessionError as exc:
         if exc.key == "err.class_away":  # back after its teacher's restore: the page waits
             lab = exc.values["lab"]
         elif exc.code == "busy":
-            return _page(reader, 429, norm, s["joinpage.busy"])
+            return keep_browser_id(request, _page(reader, 429, norm, s["joinpage.busy"]))
         else:
-            return _page(reader, 404, norm, s["joinpage.not_found"].replace("{code}", norm))
+            text = s["joinpage.not_found"].replace("{code}", norm)
+            return keep_browser_id(request, _page(reader, 404, norm, text))
     suffix = f"&lang={lang}" if lang in ("zh", "en") else ""
     return RedirectResponse(f"/lab.html?lab={lab}&join={norm}{suffix}", status_code=303)
 
@@ -205,8 +233,8 @@ async def join_form(
     lang: LangQuery = None,
 ) -> Response:
     """The page to type a code on (the join card says "open the link and type the code")."""
-    if code is None or not code.strip():
-        return _page(reader_lang(request, lang), 200)
+    if code is None or not code.strip():  # the browser gets its id before its first code
+        return keep_browser_id(request, _page(reader_lang(request, lang), 200))
     return await _join(code, request, sessions, lang)
 
 

@@ -48,12 +48,15 @@ def test_student_joins_by_code_follows_view_and_cannot_drive(client):
 
 
 def test_wrong_codes_are_refused_and_rate_limited(client):
+    sessions = client.app.state.sessions
+    sessions.shared.clock = lambda: 1000.0  # no turn comes back during the test
+    sessions.join_turns.wait_s = 0  # and a lookup without one is not kept waiting
     with client.websocket_connect("/ws") as ws:
         send(ws, {"type": "join", "code": "ZZZZZZ"})
         err, _ = recv_until(ws, lambda m: m["type"] == "error")
         assert err["code"] == "not_found" and err["field"] == "code"
-        for _ in range(40):
-            send(ws, {"type": "join", "code": "ZZZZZZ"})
+        for i in range(40):  # distinct codes: one asked again is answered again, free
+            send(ws, {"type": "join", "code": f"ZZZ{i:03d}".replace("0", "A").replace("1", "B")})
         codes = set()
         for _ in range(40):
             err, _ = recv_until(ws, lambda m: m["type"] == "error")

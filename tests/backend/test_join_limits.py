@@ -43,39 +43,61 @@ def test_a_class_of_300_behind_one_address_joins_within_a_minute(tmp_path):
                 assert ready["role"] == "viewer"
 
 
+def _wrong(n: int, right: str) -> list[str]:
+    return [c for c in (f"{a}{b}ZZZZ" for a in "ABCDEFGH" for b in "ABCDEFGH") if c != right][:n]
+
+
+def _script(c: TestClient, url: str) -> int:
+    """A script that keeps no cookie: counted per address only, never as one browser."""
+    c.cookies.clear()
+    return c.get(url, follow_redirects=False).status_code
+
+
 def test_wrong_codes_are_stopped_at_31_even_after_a_whole_class_joined(tmp_path):
     with TestClient(create_app(Settings(data_dir=tmp_path, autosave_s=0))) as c:
+        clock = [1000.0]
+        c.app.state.sessions.shared.clock = lambda: clock[0]  # time moves when the test says
+        c.app.state.sessions.join_turns.wait_s = 0  # a lookup without a turn: busy at once
         with c.websocket_connect("/ws") as teacher:
             open_lab(teacher, LAB)
             code = _share(teacher)
             assert all(
                 c.get(f"/join/{code}", follow_redirects=False).status_code == 303 for _ in range(50)
             )
-            wrong = "ZZZZZZ" if code != "ZZZZZZ" else "YYYYYY"
-            statuses = [
-                c.get(f"/join/{wrong}", follow_redirects=False).status_code for _ in range(31)
-            ]
+            statuses = [_script(c, f"/join/{w}") for w in _wrong(31, code)]
             assert statuses == [404] * 30 + [429]  # the 31st wrong code: busy
-            # A guesser learns nothing more, not even from a right code, for a minute.
+            # The room was told the class's code: its late students still join at once.
+            assert c.get(f"/join/{code}", follow_redirects=False).status_code == 303
+            c.app.state.sessions.shared.answers.clear()  # as an hour later: asked afresh
+            # With no turn left a right code is refused like a wrong one (a guesser learns
+            # nothing from which codes are answered)...
             assert c.get(f"/join/{code}", follow_redirects=False).status_code == 429
             with c.websocket_connect("/ws") as guesser:
                 send(guesser, {"type": "join", "code": code})
                 err, _ = recv_until(guesser, lambda m: m["type"] == "error")
                 assert err["code"] == "busy" and err["key"] == "err.join_attempts"
+            # ... until the next turn (2 s at 30 a minute): the class's code is answered, gives
+            # its turn back, and the address knows it: the rest of the class joins at once.
+            clock[0] += 2.0
+            statuses = [
+                c.get(f"/join/{code}", follow_redirects=False).status_code for _ in range(40)
+            ]
+            assert statuses == [303] * 40
 
 
 def test_wrong_codes_count_per_address():
     async def scenario():
-        sessions = SessionManager(Settings(join_attempts_per_min=2, autosave_s=0))
-        for _ in range(2):
+        sessions = SessionManager(Settings(join_attempts_per_min=2, autosave_s=0, join_wait_s=0))
+        sessions.shared.clock = lambda: 1000.0  # no turn comes back during the test
+        for wrong in ("ZZZZZZ", "YYYYYY"):
             with pytest.raises(SessionError) as exc:
-                await sessions.by_code("ZZZZZZ", "10.0.0.1")
+                await sessions.by_code(wrong, "10.0.0.1")
             assert exc.value.code == "not_found"
         with pytest.raises(SessionError) as exc:
-            await sessions.by_code("ZZZZZZ", "10.0.0.1")
+            await sessions.by_code("XXXXXX", "10.0.0.1")
         assert exc.value.code == "busy"
         with pytest.raises(SessionError) as exc:  # another school is not stopped
-            await sessions.by_code("ZZZZZZ", "10.0.0.2")
+            await sessions.by_code("XXXXXX", "10.0.0.2")
         assert exc.value.code == "not_found"
 
     asyncio.run(scenario())

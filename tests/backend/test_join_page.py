@@ -86,8 +86,10 @@ def test_a_right_code_typed_in_the_field_opens_the_class_in_that_language(app_cl
 def test_too_many_wrong_codes_answer_a_page_too(tmp_path):
     settings = Settings(data_dir=tmp_path, join_attempts_per_min=2, autosave_s=0)
     with TestClient(create_app(settings)) as c:
-        for _ in range(2):
-            _html(c.get("/join/ZZZZZZ", headers=ZH), 404)
+        c.app.state.sessions.shared.clock = lambda: 1000.0  # no turn comes back in the test
+        c.app.state.sessions.join_turns.wait_s = 0  # and none is waited for
+        for wrong in ("ZZZZZZ", "XXXXXX"):  # distinct: a code asked again is answered free
+            _html(c.get(f"/join/{wrong}", headers=ZH), 404)
         zh = _html(c.get("/join?code=YYYYYY", headers=ZH), 429)
         assert "输错课堂码的次数太多" in zh
         en = _html(c.get("/join/YYYYYY?lang=en"), 429)

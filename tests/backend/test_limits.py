@@ -300,11 +300,17 @@ def test_limits_count_per_address():
 def test_join_attempts_are_limited_over_http_and_websocket_together(tmp_path):
     settings = Settings(data_dir=tmp_path, join_attempts_per_min=5)
     with TestClient(create_app(settings)) as c:
+        c.app.state.sessions.shared.clock = lambda: 1000.0  # no turn comes back in the test
+        c.app.state.sessions.join_turns.wait_s = 0  # and none is waited for
         with c.websocket_connect("/ws") as teacher:
             open_lab(teacher, "linear-regression")
             send(teacher, {"type": "share"})
             code = recv_until(teacher, lambda m: m["type"] == "shared")[0]["code"]
-            statuses = [c.get("/join/ZZZZZZ", follow_redirects=False).status_code for _ in range(5)]
+            wrong = [f"ZZZZZ{x}" for x in "ABCDE"]  # distinct: a code asked again is free
+            statuses = []
+            for w in wrong:  # a script keeping no cookie: counted per address, not per browser
+                c.cookies.clear()
+                statuses.append(c.get(f"/join/{w}", follow_redirects=False).status_code)
             assert statuses == [404] * 5
             assert c.get(f"/join/{code}", follow_redirects=False).status_code == 429
             assert c.get(f"/api/join/{code}/qr.svg").status_code == 429

@@ -40,7 +40,7 @@ atexit.register(shutil.rmtree, DATA, ignore_errors=True)
 _store = RunStore(DATA / STORE_FILENAME)
 RUN_ID = _store.save(make_run())
 _store.close()
-APP = create_app(Settings(data_dir=DATA))
+APP = create_app(Settings(data_dir=DATA, join_wait_s=0))  # past its turns a code: 429 at once
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
 FUZZ = settings(
@@ -119,8 +119,11 @@ def test_join_qr_rate_limit_is_documented():
     route = "/api/join/{code}/qr.svg"
     settings_ = Settings(data_dir=DATA, join_attempts_per_min=3)
     with TestClient(create_app(settings_), raise_server_exceptions=False) as c:
-        statuses = [c.get("/api/join/ZZZZZZ/qr.svg").status_code for _ in range(4)]
-        body = c.get("/api/join/ZZZZZZ/qr.svg").json()
+        c.app.state.sessions.shared.clock = lambda: 1000.0  # no turn comes back in the test
+        c.app.state.sessions.join_turns.wait_s = 0  # and none is waited for
+        codes = ("ZZZZZZ", "YYYYYY", "XXXXXX", "WWWWWW")  # distinct: one asked again is free
+        statuses = [c.get(f"/api/join/{w}/qr.svg").status_code for w in codes]
+        body = c.get("/api/join/VVVVVV/qr.svg").json()
     assert statuses == [404, 404, 404, 429], statuses
     assert _documented(route, "get", 429)["$ref"].endswith("/Problem")
     assert set(body) == {"detail"} and "too many" in body["detail"], body

@@ -50,7 +50,7 @@ def test_a_code_is_given_out_once_and_redis_down_is_unavailable_not_a_hang():
             assert await b.claim_code("K7M2QX", ClassRef("t" * 22, "gpt", "b")) is False
             assert await b.lookup("K7M2QX") == ref
             rd.stop()
-            for call in (b.lookup("K7M2QX"), b.joins_full("10.0.0.1")):
+            for call in (b.lookup("K7M2QX"), b.take_turn([("ip:10.0.0.1", 30)])):
                 try:
                     await call
                 except SharedUnavailable:
