@@ -23,6 +23,7 @@ addStrings({
     'memory.wrong': 'wrong',
     'memory.lucky': 'right, by chance?',
     'memory.arm_acc': 'held-out {acc}, chance {chance}',
+    'memory.answer_note': '({x})',
     'memory.lstm_gates': 'LSTM gates on the example',
     'memory.gru_gates': 'GRU gates on the example',
     'memory.gates_hint': 'A row per hidden unit, a column per time step; 0 dark, 1 bright. Click a map to enlarge it.',
@@ -60,6 +61,7 @@ addStrings({
     'memory.wrong': '错',
     'memory.lucky': '对，碰巧？',
     'memory.arm_acc': '留出集 {acc}，随机猜测的水平 {chance}',
+    'memory.answer_note': '（{x}）',
     'memory.lstm_gates': 'LSTM 在示例上的门',
     'memory.gru_gates': 'GRU 在示例上的门',
     'memory.gates_hint': '每行一个隐藏单元，每列一个时间步；0 暗，1 亮。点击放大。',
@@ -166,7 +168,7 @@ export default function mount(root, ctx) {
       const sw = el('i', 'memory-swatch');
       sw.style.background = COLORS[i % COLORS.length];
       const accNote = acc === undefined ? '' : ` · ${t('memory.arm_acc', { acc: pct(acc), chance: pct(m.chance) })}`;
-      row.append(sw, el('b', null, a.label), ` ${t('memory.answers')}: ${m.symbols[a.answer]} (${t(`memory.${verdict}`)}${accNote})`);
+      row.append(sw, el('b', null, a.label), ` ${t('memory.answers')}: ${m.symbols[a.answer]} ${t('memory.answer_note', { x: `${t(`memory.${verdict}`)}${accNote}` })}`);
       return row;
     }));
     const rows = [];
