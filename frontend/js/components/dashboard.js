@@ -6,7 +6,7 @@
 // relabel from its own hooks; the dashboard listens to `ready` and `kept` itself.
 import { ensureCss } from '../core/css.js';
 import { num } from '../core/frame.js';
-import { addStrings, pick, t } from '../core/i18n.js';
+import { addStrings, currentLang, pick, t } from '../core/i18n.js';
 import { lineChart } from './lineChart.js';
 import { paramDiff } from './paramDiff.js';
 import { panel } from './panel.js';
@@ -82,7 +82,9 @@ export function dashboard(root, ctx, opts = {}) {
   // An arm's name in legends and the readout: its label (MHA, Adam), or with armTitles its
   // zh/en title from frame meta where the lab gives one (a lab whose titles are names, not
   // descriptions: optimizers' "Adam without bias correction").
-  const armLabel = (i) => (arms[i] ? (armTitles && pick(arms[i].title)) || arms[i].label : t('dash.arm', { i }));
+  // armTitles 'zh': the title on zh pages only (an English label such as "plain" stays in en).
+  const titled = () => armTitles === true || (armTitles === 'zh' && currentLang() === 'zh');
+  const armLabel = (i) => (arms[i] ? (titled() && pick(arms[i].title)) || arms[i].label : t('dash.arm', { i }));
   const many = () => arms.length > 1;
   const scalar = (i, key) => (many() ? `arm.${i}.${key}` : key);
 

@@ -70,6 +70,7 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
   // The data's extent so far, for the axes' first ranges.
   const ext = { x0: Infinity, x1: -Infinity, y0: Infinity, y1: -Infinity };
   const ownY = !!(yaxis && (yaxis.range || yaxis.dtick)); // the caller's ticks stay
+  let yDefaulted = false; // the y range was ours (an empty chart's): handed back to autorange
   // What the axes and the cursor should be now, as a relayout.
   const axes = () => {
     const out = { 'xaxis.title.text': stepAxis ? t('axis_step') : xTitle };
@@ -87,12 +88,23 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
         label: { text: t('step_n', { step }), textangle: 0, textposition: 'end', xanchor: 'left', yanchor: 'top', padding: 4, font: { size: 11, color: CURSOR } },
       }];
     }
-    if (logY && !ownY) {
-      // One value on a log axis: plotly labels every minor tick of two decades around it.
-      if (ext.y0 > 0 && ext.y1 / ext.y0 < 1.0001) {
-        const c = Math.log10(ext.y0);
-        Object.assign(out, { 'yaxis.autorange': false, 'yaxis.range': [c - 1, c + 1], 'yaxis.dtick': 'D2' });
-      } else Object.assign(out, { 'yaxis.autorange': true, 'yaxis.dtick': null });
+    if (!logY && !ownY) {
+      // Empty, or one value so far: plotly's own ranges read as data (−1…4 with no line;
+      // 0…1.5 around an accuracy of 0.5). A value in 0..1 (an accuracy, a share) gets 0..1.
+      if (!(ext.y1 > ext.y0)) {
+        yDefaulted = true;
+        const v = Number.isFinite(ext.y0) ? ext.y0 : 0.5;
+        const [a, b] = v >= 0 && v <= 1 ? [0, 1] : v > 0 ? [0, 2 * v] : [2 * v, 0];
+        const pad = 0.04 * (b - a);
+        Object.assign(out, { 'yaxis.autorange': false, 'yaxis.range': [a - pad, b + pad] });
+      } else if (yDefaulted) out['yaxis.autorange'] = true; // the data's own range from now on
+    }
+    if (logY && !ownY && ext.y0 > 0) {
+      // Plotly labels a log axis's minor ticks with bare digits ("2 1 9 8 7…", read as 0.5
+      // or 0.05): our ticks instead, each labelled with its whole number (0.5, 0.05, 1, 10).
+      const { vals, text, range } = logTicks(ext.y0, ext.y1);
+      Object.assign(out, { 'yaxis.tickmode': 'array', 'yaxis.tickvals': vals, 'yaxis.ticktext': text });
+      Object.assign(out, range ? { 'yaxis.autorange': false, 'yaxis.range': range } : { 'yaxis.autorange': true });
     }
     return out;
   };
@@ -189,4 +201,38 @@ export function lineChart(el, { traces, title = '', logY = false, xTitle = '', y
       else layout.title = { ...layout.title, text };
     },
   };
+}
+
+const SUP = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
+/** A log tick's label: the number itself (0.05, 20), or 2×10⁻⁵ when very small or large. */
+export function logTickText(v) {
+  if (v >= 1e-3 && v < 1e5) return String(Number(v.toPrecision(2)));
+  const k = Math.floor(Math.log10(v) + 1e-9);
+  const m = Math.round(v / 10 ** k);
+  return `${m === 1 ? '' : `${m}×`}10${[...String(k)].map((c) => SUP[c]).join('')}`;
+}
+
+/**
+ * Ticks for a log axis over values lo..hi (> 0): decades, with 2 and 5 (a short span: 2, 3,
+ * 5, 7) between them, never more than a readable few. Fewer than two inside the data: the
+ * axis is set (range, log10) to the ticks just around it, so it always has two labels.
+ */
+export function logTicks(lo, hi) {
+  const span = Math.log10(hi / lo);
+  const mults = span > 3 ? [1] : span > 0.8 ? [1, 2, 5] : [1, 2, 3, 5, 7];
+  const all = [];
+  for (let k = Math.floor(Math.log10(lo)) - 1; k <= Math.ceil(Math.log10(hi)) + 1; k++) {
+    for (const m of mults) all.push(Number((m * 10 ** k).toPrecision(2)));
+  }
+  let vals = all.filter((v) => v >= lo * 0.999 && v <= hi * 1.001);
+  let range = null;
+  if (vals.length < 2) {
+    const below = all.filter((v) => v <= lo).pop() ?? lo;
+    const above = all.find((v) => v >= hi && v > below) ?? hi * 10;
+    vals = all.filter((v) => v >= below && v <= above);
+    const pad = 0.03 * Math.log10(above / below);
+    range = [Math.log10(below) - pad, Math.log10(above) + pad];
+  }
+  if (mults.length === 1 && vals.length > 8) vals = vals.filter((_, i) => i % Math.ceil(vals.length / 6) === 0);
+  return { vals, text: vals.map(logTickText), range };
 }

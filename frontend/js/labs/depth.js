@@ -4,7 +4,7 @@
 // scenarios a teacher clicks through, each arm's per-layer activation histograms, the
 // symmetry picture (layers.1's weight matrix and its row spread), the init facts for the
 // chosen shape and the BatchNorm comparison. Every number comes from the server.
-import { addStrings, pick, t } from '../core/i18n.js';
+import { addStrings, currentLang, pick, t } from '../core/i18n.js';
 import { setText, el } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { tryBar } from '../components/tryBar.js';
@@ -112,6 +112,9 @@ const SCENARIOS = {
   bn: { norm: 'batchnorm' },
 };
 
+// An arm's name: its label ("plain") in en, its title on a zh page ("普通堆叠").
+const armName = (a) => (currentLang() === 'zh' && pick(a.title)) || a.label;
+
 export default function mount(root, ctx) {
   root.innerHTML = '';
   const view = el('div', 'depth-view');
@@ -121,6 +124,7 @@ export default function mount(root, ctx) {
       { title: 'depth.loss', keys: [{ key: 'loss', name: 'depth.train_loss' }], logY: true },
       { title: 'depth.acc', keys: [{ key: 'test_acc', name: 'depth.test_acc', markers: true }], legend: 'low', kept: false },
     ],
+    armTitles: 'zh',
   });
   const pics = dash.picturesEl;
   pics.classList.add('depth-pictures');
@@ -140,7 +144,7 @@ export default function mount(root, ctx) {
     tip: (h) => {
       const a = last.meta.arms[h.map];
       const [lo, hi] = a.hist_range, w = (hi - lo) / last.tensors[`arm.${h.map}.act_hist`].shape[1];
-      return t('depth.hist_tip', { arm: a.label, layer: h.row, a: fmt(lo + h.col * w, 3), b: fmt(lo + (h.col + 1) * w, 3), v: fmt(h.value, 2) });
+      return t('depth.hist_tip', { arm: armName(a), layer: h.row, a: fmt(lo + h.col * w, 3), b: fmt(lo + (h.col + 1) * w, 3), v: fmt(h.value, 2) });
     },
   });
 
@@ -187,7 +191,7 @@ export default function mount(root, ctx) {
     if (!maps.length) return;
     setText(histHint, t('depth.hist_hint'));
     hist.draw(maps, {
-      mapLabels: arms.map((a) => `${a.label}: ${fmt(a.hist_range[0], 3)} … ${fmt(a.hist_range[1], 3)}`),
+      mapLabels: arms.map((a) => `${armName(a)}: ${fmt(a.hist_range[0], 3)} … ${fmt(a.hist_range[1], 3)}`),
       title: (g, i) => pick(arms[i].title) || arms[i].label,
       rowTitle: t('depth.layer'),
     });
@@ -196,7 +200,7 @@ export default function mount(root, ctx) {
 
   function drawSym() {
     const arms = last.meta.arms;
-    const head = row(['', ...arms.map((a) => a.label)], true);
+    const head = row(['', ...arms.map(armName)], true);
     const spread = row([t('depth.spread'), ...arms.map((a) => `${a.row_spread === 0 ? '0' : a.row_spread.toExponential(2)} · ${t(a.row_spread === 0 ? 'depth.identical' : 'depth.differ')}`)]);
     spread.dataset.spread = arms.map((a) => a.row_spread).join(',');
     const nz = row([t('depth.nonzero'), ...arms.map((a) => `${a.nonzero_weights} / ${a.weights_total}`)]);
@@ -210,7 +214,7 @@ export default function mount(root, ctx) {
       const w = last.tensors[`arm.${i}.weight`];
       if (w) list.push({ data: w.data, rows: w.shape[0], cols: w.shape[1], group: 0 });
     });
-    weights.draw(list, { mapLabels: arms.map((a) => a.label), rowTitle: t('mg.row'), colTitle: t('mg.col') });
+    weights.draw(list, { mapLabels: arms.map(armName), rowTitle: t('mg.row'), colTitle: t('mg.col') });
   }
 
   function drawFacts() {

@@ -46,6 +46,7 @@ addStrings({
     'kv.differ': '≠ the config',
     'kv.seqs': 'sequences',
     'kv.bytes_chart': 'Bytes the caches hold, as tokens are generated',
+    'kv.kib_axis': 'KiB (1 KiB = 1,024 bytes)',
     'kv.rows_axis': 'cache rows (tokens)',
   },
   zh: {
@@ -83,6 +84,7 @@ addStrings({
     'kv.differ': '≠ 配置',
     'kv.seqs': '序列数',
     'kv.bytes_chart': '生成过程中缓存占的字节',
+    'kv.kib_axis': 'KiB（1 KiB = 1,024 字节）',
     'kv.rows_axis': '缓存行数（token）',
   },
 });
@@ -152,8 +154,13 @@ export default function mount(root, ctx) {
   let chart = null;
   const makeChart = () => lineChart(pChart.chart, {
     traces: ARMS.map((arm) => ({ key: `cache_bytes.${arm}`, name: arm.toUpperCase(), color: ARM_COLORS[arm] })),
-    xTitle: 'step', yTitle: 'bytes',
+    // In KiB, as the rest of the lab speaks (never "0.8×10⁶" bytes).
+    xTitle: 'step', yTitle: t('kv.kib_axis'), yaxis: { exponentformat: 'none', separatethousands: true },
   });
+  // The server's bytes, drawn in KiB (a unit, not a recomputation).
+  const inKiB = (rows) => rows.map(({ step, values }) => ({
+    step, values: Object.fromEntries(ARMS.map((a) => [`cache_bytes.${a}`, values[`cache_bytes.${a}`] / 1024])),
+  }));
   chart = makeChart();
   let history = []; // this run's scalar rows: a relabelled chart is rebuilt from them
 
@@ -281,12 +288,12 @@ export default function mount(root, ctx) {
       draw();
       root.dataset.step = String(f.step);
     },
-    scalars(rows) { history.push(...rows); chart.add(rows); },
+    scalars(rows) { history.push(...rows); chart.add(inKiB(rows)); },
     reset() { history = []; chart.clear(); },
     relabel() {
       for (const p of [pFig, pArt, pLive, pChart]) p.relabel();
       chart = makeChart();
-      chart.add(history);
+      chart.add(inKiB(history));
       draw();
     },
   };

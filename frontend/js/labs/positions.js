@@ -4,7 +4,7 @@
 // the extrapolation curve (accuracy by position, every arm) with the survival table the
 // server's numbers fill, RoPE's layout check (as trained, converted, mixed: loss, accuracy
 // and the example's output) and RoPE's wavelengths at the chosen θ. The page only draws.
-import { addStrings, pick, t } from '../core/i18n.js';
+import { addStrings, currentLang, pick, t } from '../core/i18n.js';
 import { add, el, setText } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
 import { panel } from '../components/panel.js';
@@ -131,6 +131,9 @@ const RUNS = ['trained', 'converted', 'mixed'];
 const pct = (v) => (typeof v === 'number' && Number.isFinite(v) ? `${(100 * v).toFixed(1)}%` : '–');
 const theta = (v) => (v >= 1e4 ? v.toExponential(0).replace('e+', 'e') : fmt(v, 3));
 
+// An arm's name: its label in en, its title on a zh page ("Learned" → 学习的位置向量（绝对）).
+const armName = (a) => (currentLang() === 'zh' && pick(a.title)) || a.label;
+
 export default function mount(root, ctx) {
   root.innerHTML = '';
   const view = el('div', 'pos-view');
@@ -141,6 +144,7 @@ export default function mount(root, ctx) {
       { title: 'positions.acc_in', keys: [{ key: 'acc_in', name: 'positions.acc', markers: true }], kept: false },
       { title: 'positions.acc_past', keys: [{ key: 'acc_past', name: 'positions.acc', markers: true }] },
     ],
+    armTitles: 'zh', // "Learned", "Sinusoidal" are English words: zh pages name them in zh
   });
   const pics = dash.picturesEl;
   const after = dash.grid;
@@ -185,7 +189,7 @@ export default function mount(root, ctx) {
     const data = m.arms.map((a, i) => {
       const c = last.tensors[`arm.${i}.acc_by_pos`];
       const y = c ? Array.from(c.data, (v) => (Number.isFinite(v) ? v : null)) : [];
-      return { type: 'scatter', mode: 'lines', name: a.label, x: y.map((_, p) => p), y, line: { color: COLORS[i % COLORS.length], width: 1.6 }, hovertemplate: `${a.label} · %{x}: %{y:.2f}<extra></extra>` };
+      return { type: 'scatter', mode: 'lines', name: armName(a), x: y.map((_, p) => p), y, line: { color: COLORS[i % COLORS.length], width: 1.6 }, hovertemplate: `${armName(a)} · %{x}: %{y:.2f}<extra></extra>` };
     });
     const line = (x0, x1, y0, y1, dash) => ({ type: 'line', x0, x1, y0, y1, line: { color: '#555', width: 1, dash } });
     const layout = baseLayout({
@@ -210,7 +214,7 @@ export default function mount(root, ctx) {
     const m = last.meta;
     setText(headline, t('positions.headline', { L: m.train_len, T: m.test_len, lag: m.lag }));
     const alive = m.arms.filter((a) => a.learned && (a.breaks_at === null || a.breaks_at === undefined));
-    setText(survivors, alive.length ? t('positions.survivors', { names: alive.map((a) => a.label).join(', ') }) : t('positions.none_survive'));
+    setText(survivors, alive.length ? t('positions.survivors', { names: alive.map(armName).join(currentLang() === 'zh' ? '、' : ', ') }) : t('positions.none_survive'));
     survivors.dataset.survivors = alive.map((a) => a.label).join(',');
     survivors.classList.toggle('none', !alive.length);
     setText(curveHint, t('positions.curve_hint', { n: m.n_eval, T: m.test_len, L: m.train_len, step: m.scored_at, chance: fmt(m.chance, 2) }));
