@@ -318,7 +318,9 @@ class RealLLMLab(Lab):
                     "stopped": "eos" if s.token in stop else ("max_new" if last else None),
                     "prob": s.prob,
                     "prompt_tokens": prompt_tokens,
-                    "prompt_info": prompt_info,
+                    # the prompt's bytes: on the first and last frames only (a long Chinese
+                    # prompt's info is ~100 B a token; the frames would carry it 200 times)
+                    "prompt_info": prompt_info if s.index == 0 or last else None,
                     "tokens": tokens,
                     "token_info": token_info,
                     "text": text_of([table[i] for i in new if i not in special]),

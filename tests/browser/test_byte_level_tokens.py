@@ -131,6 +131,15 @@ def test_real_llm_chinese_on_a_phone(live_server, browser, lang):
     screenshot(pg, f"byte-tokens-{lang}-phone")
     ask_panel = pg.locator(".rl-view .panel", has=pg.locator(".rl-prompt-toks"))
     ask_panel.screenshot(path=str(ARTIFACTS / f"byte-tokens-{lang}-phone-ask.png"))
+    # another question: its own strip, nothing left of the Chinese one
+    pg.evaluate("() => { document.querySelector('#view').dataset.done = ''; }")
+    pg.fill("textarea[name=prompt]", "Hello there, friend!")
+    pg.fill("input[name=max_new]", "1")
+    pg.click(".rl-go")
+    pg.wait_for_function(DONE, timeout=120_000)
+    strip = pg.inner_text(".rl-prompt-toks")
+    assert "friend" in strip and not any(ch in strip for ch in QUESTION), strip
+    assert pg.locator(".rl-prompt-toks .tp-split").count() == 0
     ctx.close()
     assert not errors, errors
 

@@ -114,12 +114,18 @@ export default function mount(root, ctx) {
   let odds = null; // the latest `odds` frame (for the step shown)
   let meta = null; // the latest facts (snapshot or token frame)
   let busy = false;
+  let promptKey = ''; // the prompt strip drawn (its tokens, and whether with their bytes)
   let readOnly = false;
   const lastText = {}; // layout -> the last answer written with it
   const shown = () => { const k = store.get('pick'); return (k !== null && k !== undefined && k >= 0 && steps[k]) || steps[steps.length - 1] || null; };
   // The cached tokens at a step, labelled as the newest frame labels them (a piece that was
   // pending then is a whole character now).
   const newest = (fr) => steps[steps.length - 1] || fr;
+  // The prompt's bytes come on a generation's first and last frames (not on every one).
+  // The chosen token of a step as the answer strip now labels it: a candidate alone that only
+  // begins a character shows its bytes; once chosen, the next token says which character.
+  const chosenAs = (s) => { const m = newest(s).meta, i = s.meta.index; return m.tokens[i] !== undefined ? [m.tokens[i], (m.token_info || [])[i]] : [s.meta.token, s.meta.token_piece]; };
+  const promptInfo = () => { const f = steps.find((x) => x && x.meta.prompt_info); return f ? f.meta.prompt_info : null; };
   const contextOf = (fr) => [...fr.meta.prompt_tokens, ...newest(fr).meta.tokens.slice(0, fr.meta.index)];
 
   const setBusy = (b) => {
@@ -158,11 +164,15 @@ export default function mount(root, ctx) {
 
   function drawText() {
     const s = steps[steps.length - 1];
-    if (!s) { promptToks.replaceChildren(); answer.replaceChildren(); setText(promptLine, ''); setText(stopped, ''); return; }
+    if (!s) { promptToks.replaceChildren(); promptKey = ''; answer.replaceChildren(); setText(promptLine, ''); setText(stopped, ''); return; }
     const m = s.meta;
     setText(promptLine, t('real-llm.prompt_tokens', { n: m.prompt_tokens.length }));
-    const pi = m.prompt_info || [], ti = m.token_info || [];
-    if (promptToks.childElementCount !== m.prompt_tokens.length) promptToks.replaceChildren(...m.prompt_tokens.map((tok, i) => pieceChip(el('span', 'rl-tok prompt'), tok, pi[i])));
+    const pi = promptInfo(), ti = m.token_info || [];
+    const key = `${!!pi}\u0001${m.prompt_tokens.join('\u0001')}`; // another prompt of as many tokens too
+    if (key !== promptKey) {
+      promptToks.replaceChildren(...m.prompt_tokens.map((tok, i) => pieceChip(el('span', 'rl-tok prompt'), tok, pi && pi[i])));
+      promptKey = key;
+    }
     const pick = shown();
     answer.replaceChildren(...m.tokens.map((tok, i) => {
       const b = pieceChip(el('button', `rl-tok new${pick && pick.meta.index === i ? ' sel' : ''}`), tok, ti[i]);
@@ -181,7 +191,7 @@ export default function mount(root, ctx) {
     const w = [t('real-llm.byte_note')];
     if (smol) w.push(t('real-llm.english_note'));
     if (s) {
-      const info = [...(s.meta.prompt_info || []), ...(s.meta.token_info || [])];
+      const info = [...(promptInfo() || []), ...(s.meta.token_info || [])];
       const n = info.filter((x) => x && x.parts).length;
       if (n) w.push(t('real-llm.split_found', { n, all: info.length }));
     }
@@ -194,8 +204,9 @@ export default function mount(root, ctx) {
     const fr = odds && odds.meta.index === s.meta.index ? odds : s;
     const probs = fr.tensors.top_probs, raw = fr.tensors.top_raw_probs.data;
     const info = fr.meta.top_info || [];
+    const [cl, ci] = chosenAs(s);
     bars.show(Array.from(probs.data, (v, i) => ({
-      label: probs.labels[i], tip: pieceNote(info[i]), value: v, ghost: raw[i], hot: fr.meta.top_ids[i] === s.meta.token_id, note: fr.meta.top_ids[i] === s.meta.token_id ? t('real-llm.chosen') : '',
+      ...(fr.meta.top_ids[i] === s.meta.token_id ? { label: cl, tip: pieceNote(ci) } : { label: probs.labels[i], tip: pieceNote(info[i]) }), value: v, ghost: raw[i], hot: fr.meta.top_ids[i] === s.meta.token_id, note: fr.meta.top_ids[i] === s.meta.token_id ? t('real-llm.chosen') : '',
     })));
     setText(candTitle, t('real-llm.candidates', { n: s.meta.index + 1 }));
     const st = fr.meta.settings;
@@ -221,7 +232,8 @@ export default function mount(root, ctx) {
     if (!s || !s.tensors.lens_prob) { lens.clear(); return; }
     const p = s.tensors.lens_prob.data, c = s.tensors.lens_chosen.data;
     const info = s.meta.lens_info || [];
-    lens.show(s.meta.lens_tokens.map((tok, l) => ({ label: `L${l} ${tok}`, tip: pieceNote(info[l]), value: p[l], ghost: c[l], hot: tok === s.meta.token })));
+    const [cl, ci] = chosenAs(s);
+    lens.show(s.meta.lens_tokens.map((tok, l) => ({ label: `L${l} ${tok === s.meta.token ? cl : tok}`, tip: pieceNote(tok === s.meta.token ? ci : info[l]), value: p[l], ghost: c[l], hot: tok === s.meta.token })));
   }
 
   function drawKv() {
