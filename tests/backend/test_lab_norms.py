@@ -1,7 +1,8 @@
 """The `norms` lab: its arms in lockstep over the websocket, the gradient at init as the
 waterfall's first column, per-layer attention statistics, the cited 222.2, and the story
-the page tells: without warm-up post-norm stays stuck at chance where pre-norm solves the
-task, and a warm-up lets post-norm train."""
+the page tells, on every seed and thread count: at step 120 post-norm without warm-up is still
+at chance where pre-norm has solved the task, and a warm-up lets post-norm train by step 300
+(without one, when it leaves chance depends on the seed and the CPU)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import torch
 
 from backend.labs.norms import CITED, EVAL_EVERY, N_STATS, NormsLab, Params
 from models.norm_stats import attention_stats
+from tests.trained import trained_outcome
 from tests.wsutil import frames, open_lab, scalar_rows, step
 
 SMALL = {"n_layers": 2, "d_model": 16, "seq_len": 3, "batch": 8}
@@ -107,32 +109,54 @@ def test_the_picture_shows_the_last_evaluation_and_a_loaded_run_is_measured_agai
         assert arms[i]["max_logit"] == attention_stats(arm.model, lab.eval_x[:N_STATS]).max_logit
 
 
-def _train(params: Params, steps: int) -> dict[str, float]:
-    lab = NormsLab(params, 0, torch.device("cpu"))
-    for _ in range(steps - 1):
+class _PreAndPost(NormsLab):
+    """The placement comparison's first two arms, pre-norm and post-norm, alone: the arms
+    train in lockstep on the same batches, so they are the page's arms at half the cost."""
+
+    def arms(self):
+        return super().arms()[:2]
+
+
+@trained_outcome
+def test_without_warm_up_post_norm_stays_at_chance_where_pre_norm_solves_copy(seed):
+    """The defaults' story (6 layers, AdamW 3e-3, no warm-up) at step 120, on every seed and
+    thread count: pre-norm has solved copy (measured: exact by step 80-100), post-norm is
+    still guessing (it leaves chance after step 200 at the earliest)."""
+    lab = _PreAndPost(Params(), seed, torch.device("cpu"))
+    for _ in range(119):
         lab.step(False)
-    return lab.step(False).scalars
-
-
-@pytest.mark.slow
-def test_without_warm_up_post_norm_stays_at_chance_where_pre_norm_solves_copy():
-    """The defaults' story (6 layers, AdamW 3e-3, no warm-up), on the trained arms."""
-    s = _train(Params(), 120)
-    names = ["pre", "post", "olmo2", "sandwich"]
-    got = {n: (s[f"arm.{i}.held_loss"], s[f"arm.{i}.seq_acc"]) for i, n in enumerate(names)}
+    s = lab.step(False).scalars
+    got = {
+        n: (s[f"arm.{i}.held_loss"], s[f"arm.{i}.seq_acc"]) for i, n in enumerate(["pre", "post"])
+    }
     assert got["pre"][1] > 0.95 and got["pre"][0] < 0.3, got
     assert got["post"][1] == 0.0 and got["post"][0] > 0.95 * CHANCE, got  # still guessing
 
 
-@pytest.mark.slow
-def test_a_warm_up_lets_post_norm_train():
-    """Post-norm alone (its LayerNorm arm of compare=norm), 300 steps, with and without a
-    100-step warm-up to the same learning rate: warmed up it has solved copy; cold it is
-    still short of it."""
-    p = {"compare": "norm", "placement": "post"}
-    cold = _train(Params(**p), 300)
-    warm = _train(Params(**p, warmup=100), 300)
-    assert warm["arm.0.seq_acc"] > 0.95 and warm["arm.0.held_loss"] < 0.1, warm
-    # cold it left chance late: seq_acc 0.39 / 0.57 at step 300 on two CPUs (float kernels)
-    assert cold["arm.0.seq_acc"] < 0.8, cold
-    assert cold["arm.0.held_loss"] > 2 * warm["arm.0.held_loss"], (cold, warm)
+class _PostOnly(NormsLab):
+    """compare=norm's first arm alone (post-norm LayerNorm): the arms train in lockstep on the
+    same batches, so it is the arm the page shows, at half the cost."""
+
+    def arms(self):
+        return super().arms()[:1]
+
+
+def _post_alone(seed: int, steps: int, **params) -> dict[str, float]:
+    lab = _PostOnly(Params(compare="norm", placement="post", **params), seed, torch.device("cpu"))
+    for _ in range(steps - 1):
+        lab.step(False)
+    s = lab.step(False).scalars
+    return {k.rsplit(".", 1)[-1]: v for k, v in s.items() if k.endswith(("seq_acc", "held_loss"))}
+
+
+@trained_outcome
+def test_a_warm_up_lets_post_norm_train(seed):
+    """Post-norm alone, with a 100-step warm-up to the same learning rate: it has solved copy
+    by step 300 on every seed and thread count (measured: exact at 220-240). Cold, it has not
+    left chance by step 200 on any of them; when it leaves chance after that depends on the
+    seed and the CPU (seq_acc at 300 read 0.0 to 0.98 across seeds and machines), so that
+    is not asserted."""
+    warm = _post_alone(seed, 300, warmup=100)
+    assert warm["seq_acc"] > 0.95 and warm["held_loss"] < 0.1, warm
+    cold = _post_alone(seed, EVAL_EVERY * 10)  # step 200
+    assert cold["seq_acc"] < 0.1 and cold["held_loss"] > 0.8 * CHANCE, cold

@@ -80,7 +80,8 @@ def test_arms_step_in_lockstep_on_one_shared_batch():
     batches = []
     draw = lab.batch
     lab.batch = lambda gen: batches.append(draw(gen)) or batches[-1]
-    # Every arm starts from the same weights (same seed): a fair race.
+    # Every arm starts from the same weights (same seed): a fair race. Bitwise: the same
+    # draws from the same generator.
     first = [torch.cat([p.flatten() for p in a.params]) for a in lab.arm_list]
     assert all(torch.equal(first[0], w) for w in first[1:])
     for _ in range(3):

@@ -51,6 +51,7 @@ def test_two_sessions_with_one_seed_build_the_same_model_and_others_do_not():
             b = await sessions.create("mlp-playground", {}, 3, "10.9.0.2")
             c = await sessions.create("mlp-playground", {}, 4, "10.9.0.3")
             wa, wb, wc = (list(s.lab.model.parameters()) for s in (a, b, c))
+            # bitwise: the same seed gives the same draws, the same init arithmetic on them
             assert all(torch.equal(x, y) for x, y in zip(wa, wb, strict=True))
             assert not all(torch.equal(x, y) for x, y in zip(wa, wc, strict=True))
         finally:

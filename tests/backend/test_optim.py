@@ -82,7 +82,9 @@ def test_an_unknown_kind_is_refused():
 @pytest.mark.parametrize("kind", ["sgd", "momentum", "nesterov", "rmsprop", "adam", "adamw"])
 def test_each_kind_steps_exactly_as_torchs_per_parameter_loop(kind):
     """The configs build torch's multi-tensor (foreach) path, faster on the CPU: it must give
-    the same numbers, bit for bit, as the default loop over parameters."""
+    the same numbers as the default loop over parameters. To float rounding, not bit for bit:
+    the two paths are different kernels (a fused multi-tensor op, a loop of per-tensor ops)
+    and torch promises the same update, not the same rounding."""
     torch.manual_seed(0)
     ours = [nn.Parameter(torch.randn(4, 3)), nn.Parameter(torch.randn(7))]
     ref = [nn.Parameter(p.detach().clone()) for p in ours]
@@ -98,4 +100,4 @@ def test_each_kind_steps_exactly_as_torchs_per_parameter_loop(kind):
         opt.step()
         loop.step()
     for a, b in zip(ours, ref, strict=True):
-        assert torch.equal(a, b)
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)

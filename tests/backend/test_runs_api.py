@@ -19,7 +19,7 @@ from tests.backend.saved_runs import TOKEN, make_run, same_run
 from tests.hosted import postgres
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.hosted)])
 def store(request, tmp_path):
     """The embedded SQLite file, and the same routes on a real PostgreSQL (tests/hosted)."""
     s = RunStore(tmp_path / "runs.db" if request.param == "sqlite" else postgres.shared().url())

@@ -70,7 +70,9 @@ def test_side_by_side_arms_give_the_numbers_of_arms_one_after_another(mod):
     par, par_rows, par_threads = _trained(True, mod=mod)
     seq, seq_rows, seq_threads = _trained(False, mod=mod)
     assert len(par_threads) == 2 and len(seq_threads) == 1
-    assert par_rows == seq_rows  # every arm's loss, evaluation and lab scalars: bitwise
+    # Bitwise: side by side promises the very same computation (each arm the same kernels on
+    # the same shapes and batches, one torch thread), only on two threads at once.
+    assert par_rows == seq_rows  # every arm's loss, evaluation and lab scalars
     assert any(EVALUATED[mod] in row for row in par_rows)  # an evaluation ran side by side
     for a, b in zip(par.arm_list, seq.arm_list, strict=True):
         mine, theirs = a.model.state_dict(), b.model.state_dict()

@@ -27,7 +27,7 @@ from tests.hosted import postgres
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.hosted)])
 def store(request, tmp_path):
     """The embedded SQLite file, and the same code path on a real PostgreSQL (tests/hosted)."""
     s = RunStore(tmp_path / "runs.db" if request.param == "sqlite" else postgres.shared().url())

@@ -12,6 +12,7 @@ import urllib.request
 
 import pytest
 
+from tests.browser.settle import settle
 from tests.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -79,8 +80,10 @@ def readable_and_whole(pg):
 def test_gpt_presenter_fits_720p_and_reads_from_the_back(live_server, browser, lang):
     context, pg, errors = open_present(browser, live_server, "gpt", lang)
     try:
-        pg.wait_for_function("() => document.querySelector('#view').dataset.step !== undefined")
         pg.wait_for_function("() => document.querySelector('.gpt-explain').textContent")
+        # measured once the step is drawn and the boxes stopped moving (under load the panel
+        # read 827 px tall in a 687 px view before its layout settled)
+        settle(pg, "#view", ".gpt-view .dash-pictures .panel", ".gpt-explain", step="*")
         readable_and_whole(pg)
         # The attention panel, its side column (candidates, facts) and its explanation are on
         # the screen at once, between the toolbar and the timeline.
@@ -118,7 +121,7 @@ def test_other_attention_labs_in_presenter_mode(live_server, browser, lab, lang)
     context, pg, errors = open_present(browser, live_server, lab, lang)
     try:
         pg.wait_for_function("() => document.querySelector('#view .panel h3')")
-        pg.evaluate("() => document.fonts.ready.then(() => true)")
+        settle(pg, "#view", "#view .panel")
         readable_and_whole(pg)
         screenshot(pg, f"presenter-{lab}-{lang}")
         assert not errors, errors
@@ -157,6 +160,7 @@ def test_a_lesson_and_its_poll_sit_beside_the_maps_on_the_projector(live_server,
         pg.wait_for_function("() => window.shaomai.store.get('step') >= 20")
         pg.keyboard.press("PageDown")  # step 3 asks the class
         pg.wait_for_selector(".poll-panel:not([hidden]) .poll-q")
+        settle(pg, ".lesson-panel", ".poll-panel", "#view .map-grid")
         b = pg.evaluate(BOXES)
         assert b["width"] <= VIEWPORT["width"]
         for part in ("lesson", "poll"):
@@ -205,6 +209,8 @@ def test_a_late_lab_sheet_is_applied_before_the_view_is_built(live_server, brows
         pg.goto(f"{live_server}/lab.html?lab=gpt&lang=en&present=1")
         pg.wait_for_function(READY)
         pg.wait_for_function("() => document.querySelector('.gpt-explain').textContent")
+        # Measured unsettled on purpose: the first layout (the view built after its sheet)
+        # must already fit; settle() would wait out a wrong first layout.
         if fate == "late":  # the first layout is the styled one: the attention panel fits
             bottom = pg.evaluate(
                 "() => [document.querySelector('.gpt-view .dash-pictures .panel'), document.querySelector('#view')]"

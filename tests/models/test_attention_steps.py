@@ -64,8 +64,10 @@ def test_tying_wk_to_wq_makes_scores_symmetric():
     free = st.run(x, w_q, w_k, w_v, allowed)
     tied = st.run(x, w_q, w_k, w_v, allowed, tie_qk=True)
     assert free.extras["symmetry_error"] > 0.5
-    assert tied.extras["symmetry_error"] == 0.0
-    assert torch.equal(tied.scores, tied.scores.T)
+    # symmetric to float rounding (q @ q.T: a kernel may sum entry (i, j) and (j, i) in
+    # different orders); the page calls it tied below 1e-6
+    assert tied.extras["symmetry_error"] < 1e-6
+    torch.testing.assert_close(tied.scores, tied.scores.T, rtol=0, atol=1e-6)
 
 
 def test_scaling_keeps_score_variance_near_one_and_entropy_alive():

@@ -44,7 +44,7 @@ def test_hook_names_follow_the_module_tree():
             assert store[f"blocks.{i}.attn.{hook}"].shape[:2] == (2, 4)
     assert store["blocks.0.attn.hook_pattern"].shape == (2, 4, 7, 7)  # [B, H, T, T]
     assert store["hook_embed"].shape == store["hook_pos_embed"].shape == (2, 7, 32)
-    assert torch.equal(store["hook_logits"], logits)
+    assert torch.equal(store["hook_logits"], logits)  # bitwise: the hook kept that tensor
 
 
 @pytest.mark.parametrize("positional", POSITIONALS)

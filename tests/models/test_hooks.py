@@ -33,7 +33,7 @@ def test_capture_collects_exactly_the_named_tensors():
     with capture(m, ["hook_a", "blocks.1.hook_out"]) as store:
         y = m(x)
     assert sorted(store) == ["blocks.1.hook_out", "hook_a"]
-    assert torch.equal(store["blocks.1.hook_out"], y.detach())
+    assert torch.equal(store["blocks.1.hook_out"], y.detach())  # the same tensor, kept
     assert not store["hook_a"].requires_grad
 
 

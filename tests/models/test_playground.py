@@ -117,5 +117,5 @@ def test_grad_norms_are_the_models_own_per_layer_norms():
     g = next(t for t in frame.tensors if t.name == "grad_norm")
     norms, labels = layer_grad_norms(lab.model)
     assert g.labels == labels == ["layers.0", "layers.1", "out"]
-    assert torch.equal(g.data, norms)
+    assert torch.equal(g.data, norms)  # bitwise: the same function on the same gradients
     assert lab.step(capture=False).tensors == []  # no pictures when no frame is sent
