@@ -8,6 +8,8 @@ import { createStore } from './core/store.js';
 import { labViewKeys, readUrl, schemaDefaults, setViewKeys, storeKey, viewKeysOf, writeUrl } from './core/url.js';
 import { canvasExport } from './components/canvasExport.js';
 import { measured } from './components/plot.js';
+import './components/pasteLimit.js'; // a paste cut at a box's limit is said, in every lab
+import './components/wideTables.js'; // a table that scrolls sideways shows that it does
 import { controls } from './components/controls.js';
 import { paramForm } from './components/paramForm.js';
 import { scrubber } from './components/scrubber.js';

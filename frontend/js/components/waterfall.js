@@ -80,13 +80,17 @@ export function waterfall(el, { lut = LUTS.viridis } = {}) {
       list.forEach((s, r) => {
         for (let i = z - 1; i >= a; i--) {
           const v = s.values[i];
-          if (finite(v) && v > 0) { data[r * bins + b] = v; break; }
+          if (finite(v) && v >= 0) { data[r * bins + b] = v; break; }
         }
       });
     }
     for (const v of data) if (v > 0) { const l = Math.log10(v); if (l < lo) lo = l; if (l > hi) hi = l; }
     if (!Number.isFinite(lo)) { lo = -1; hi = 0; }
     if (hi <= lo) hi = lo + 1;
+    // A vanished gradient (0: below float range) is drawn at the scale's low end, as the
+    // smallest norm, never blank (blank reads "no data").
+    let vanished = false;
+    for (let i = 0; i < data.length; i++) if (data[i] === 0) { data[i] = 10 ** lo; vanished = true; }
     const axisH = 36; // the step axis, then the colour scale under it
     const cssW = labelW + plotW + 8, cssH = R * rowH + axisH;
     const ctx = fitCanvas(canvas, cssW, cssH);
@@ -94,10 +98,25 @@ export function waterfall(el, { lut = LUTS.viridis } = {}) {
     paintMap(ctx, data, 0, R, bins, labelW, 0, plotW, R * rowH, { lut, range: [lo, hi], log: true });
     const color = getComputedStyle(el).color;
     ctx.fillStyle = color;
-    ctx.font = `${Math.min(11, rowH)}px system-ui, "Noto Sans CJK SC", sans-serif`;
+    // Rows too thin for a readable label (a deep stack, several arms: ~90 rows) are labelled
+    // every k-th row of each arm's band, from its first, in a 9 px font at least.
+    const every = Math.max(1, Math.ceil(10 / rowH));
+    const labelPx = Math.max(9, Math.min(11, rowH));
+    ctx.font = `${labelPx}px system-ui, "Noto Sans CJK SC", sans-serif`;
     ctx.textBaseline = 'middle';
     ctx.textAlign = 'right';
-    list.forEach((s, r) => ctx.fillText(rowLabel(s), labelW - 4, r * rowH + rowH / 2));
+    let labelled = 0;
+    list.forEach((s, r) => {
+      const first = list.findIndex((o) => o.arm === s.arm);
+      if ((r - first) % every) return;
+      labelled++;
+      ctx.fillText(rowLabel(s), labelW - 4, every > 1 ? r * rowH + labelPx / 2 + 1 : r * rowH + rowH / 2);
+    });
+    if (many) { // a line between the arms' bands, across the plot
+      ctx.fillStyle = color;
+      list.forEach((s, r) => { if (r && list[r - 1].arm !== s.arm) ctx.fillRect(labelW, r * rowH - 0.5, plotW, 1); });
+    }
+    Object.assign(canvas.dataset, { rows: R, rowH, labelW, labelPx, labelled, vanished: vanished ? '1' : '' });
     ctx.font = '11px system-ui, "Noto Sans CJK SC", sans-serif';
     ctx.textBaseline = 'top';
     ctx.textAlign = 'left';
@@ -107,7 +126,7 @@ export function waterfall(el, { lut = LUTS.viridis } = {}) {
     // the colour scale: a bar with its two ends in gradient-norm units
     const barW = Math.min(120, plotW / 3), by = R * rowH + 22;
     ctx.font = '10px system-ui, "Noto Sans CJK SC", sans-serif';
-    const loText = fmt(10 ** lo, 2), bx = labelW + 4 + ctx.measureText(loText).width;
+    const loText = `${vanished ? '≤ ' : ''}${fmt(10 ** lo, 2)}`, bx = labelW + 4 + ctx.measureText(loText).width;
     const ramp = new Float32Array(64).map((_, i) => i / 63);
     paintMap(ctx, ramp, 0, 1, 64, bx, by, barW, 8, { lut, range: [0, 1], smooth: true });
     ctx.textAlign = 'right';
