@@ -18,6 +18,11 @@ step, and the step at which `patience` evaluations without improvement would hav
 it (the view marks both on the validation curve). Frame meta per arm: a real activation
 (one training example's last hidden layer) in eval mode and under the arm's own dropout
 mask in training mode, scaled by 1/(1 − p); weight sparsity.
+
+On the defaults the effect is small: at step 600 the four dropout arms' held-out accuracies lie
+within 0.6–1.8 points of each other (seeds 0–2, one thread; 1500 steps: 0.5–1.8; 100 training
+images: 1.5–2.6, ordered by p on every seed). The view reads the spread off the run and says
+when it is under 5 points, rather than choosing defaults that would only look larger.
 """
 
 from __future__ import annotations
