@@ -178,8 +178,8 @@ class LocalState:
 
 def _stats(events) -> dict:
     """The teacher's figure from (when, kind, wait) events: wrong codes, lookups that waited
-    for their turn (and the longest wait, seconds), lookups turned away after waiting."""
-    waits = [w for _, kind, w in events if kind in ("waited", "refused")]
+    for their turn and were answered (and the longest such wait, s), lookups turned away."""
+    waits = [w for _, kind, w in events if kind == "waited"]
     return {
         "wrong": sum(1 for _, kind, _ in events if kind == "wrong"),
         "waited": sum(1 for _, kind, _ in events if kind == "waited"),
