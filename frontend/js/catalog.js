@@ -2,7 +2,7 @@
 import { addStrings, applyDom, currentLang, has, initI18n, lang, pick, setLang, t } from './core/i18n.js';
 import { savedRuns } from './savedRuns.js';
 import { comingIn } from './curriculum.js';
-import { lessonList } from './catalogLessons.js';
+import { lessonList, presentTail } from './catalogLessons.js';
 
 addStrings({
   en: { 'catalog.to_come': 'Chapters still to come', 'catalog.to_come_hint': 'The curriculum has these chapters; their labs are not built yet.', 'catalog.thumb_alt': 'A frame of the “{title}” lab running', 'catalog.coming': 'Coming in this chapter: {labs}' },
@@ -64,7 +64,7 @@ async function main() {
         const li = document.createElement('li');
         const a = document.createElement('a');
         a.className = 'card';
-        a.href = `/lab.html?lab=${encodeURIComponent(lab.id)}&lang=${currentLang()}`;
+        a.href = `/lab.html?lab=${encodeURIComponent(lab.id)}&lang=${currentLang()}${presentTail()}`;
         a.dataset.lab = lab.id;
         const title = document.createElement('strong');
         title.textContent = pick(lab.title);

@@ -29,6 +29,10 @@ const el = (tag, cls, text) => {
   return e;
 };
 
+/** `&present=1` when the catalog was reached from presenter mode (the lab's home link says
+ *  so): a teacher opening a lesson from the projector stays in presenter mode. */
+export const presentTail = () => (new URLSearchParams(location.search).get('present') === '1' ? '&present=1' : '');
+
 /** Fill `root` (a section) with the lessons; `labs` (from /api/labs) names their labs. */
 export async function lessonList(root, labs) {
   let lessons = [];
@@ -53,7 +57,7 @@ export async function lessonList(root, labs) {
       card.dataset.lesson = ls.id;
       card.dataset.source = ls.source;
       if (ls.error) card.dataset.broken = '1';
-      else card.href = `/lab.html?lesson=${encodeURIComponent(ls.id)}&lang=${currentLang()}`;
+      else card.href = `/lab.html?lesson=${encodeURIComponent(ls.id)}&lang=${currentLang()}${presentTail()}`;
       const top = el('span', 'lesson-top');
       top.append(el('strong', 'lesson-title', pick(ls.title) || ls.id), el('span', `lesson-source ${ls.source}`, t(`lessons.${ls.source}`)));
       card.append(top);

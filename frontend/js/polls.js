@@ -5,7 +5,7 @@
 import { newSessionId } from './core/client.js';
 import { ensureCss } from './core/css.js';
 import { addStrings, lang, t } from './core/i18n.js';
-import { lessonPoll } from './lesson.js';
+import { lessonPoll, lessonRevealPending, lessonRunIt } from './lesson.js';
 
 ensureCss('/css/polls.css');
 
@@ -39,6 +39,10 @@ addStrings({
     'poll.alone_skipped': 'The answer is “{answer}”.',
     'poll.alone_no_answer': 'You picked “{mine}”. Watch the run: were you right?',
     'poll.alone_off': 'Your guess {mine} was off by {diff}.',
+    'poll.answer_after_run': 'The answer is marked when the run shows it.',
+    'poll.sum_mine': 'you picked “{mine}”', 'poll.sum_answer': 'answer “{answer}”',
+    'poll.sum_wait': 'the run will tell', 'poll.sum_none': 'you did not vote',
+    'poll.sum_truth': 'the run: {value} at step {step}',
   },
   zh: {
     'poll.ask': '向全班提问', 'poll.question': '问题', 'poll.kind_choices': '选择题',
@@ -68,6 +72,10 @@ addStrings({
     'poll.alone_skipped': '正确答案是“{answer}”。',
     'poll.alone_no_answer': '你选的是“{mine}”。看看运行的结果：你猜对了吗？',
     'poll.alone_off': '你的预测 {mine} 与实际值相差 {diff}。',
+    'poll.answer_after_run': '训练跑出结果时，会标出正确答案。',
+    'poll.sum_mine': '你选了“{mine}”', 'poll.sum_answer': '答案“{answer}”',
+    'poll.sum_wait': '等训练揭晓', 'poll.sum_none': '你没有投票',
+    'poll.sum_truth': '训练在第 {step} 步时是 {value}',
   },
 });
 
@@ -101,7 +109,9 @@ export function polls({ store, client }) {
   const stage = document.querySelector('#stage');
   stage.insertBefore(panel, document.querySelector('#view'));
   stage.insertBefore(form, panel);
-  document.querySelector('#class-tools')?.after(askBtn);
+  // Inside the class tools, at their end: it moves with them (a phone's slot under the
+  // picture) and never between the toolbar's rows as the run's state text changes width.
+  document.querySelector('#class-tools')?.append(askBtn);
   let state = null;
   let hidden = null; // the poll id the teacher hid
   let draft = null; // a guess being typed: kept when others' votes redraw the panel
@@ -118,6 +128,7 @@ export function polls({ store, client }) {
     panel.hidden = !state || hidden === state.id;
     if (panel.hidden) return;
     panel.dataset.open = state.open ? '1' : '';
+    panel.dataset.folded = '';
     panel.dataset.kind = state.metric ? 'numeric' : 'choices';
     panel.dataset.mode = alone() ? 'alone' : driver() ? 'teacher' : 'student';
     const head = el('div', 'poll-head');
@@ -139,6 +150,9 @@ export function polls({ store, client }) {
     return true;
   };
   const runIt = () => {
+    // A lesson's poll: the lesson runs its own step (to its target, not the lab's end) and
+    // marks the answer once the run shows it.
+    if (lessonRunIt(state?.lesson)) return;
     client.send({ type: 'poll_close' });
     // The page's own play button: the run goes at the speed the teacher chose.
     if (store.get('state') !== 'playing') document.querySelector('#controls [data-act=play]')?.click();
@@ -157,7 +171,7 @@ export function polls({ store, client }) {
     if (state.open) act('poll.close', () => client.send({ type: 'poll_close' }));
     act('poll.hide', () => { hidden = state.id; render(); });
     panel.append(foot);
-    if (!state.metric && !state.open && state.answer === undefined) panel.append(el('p', 'poll-hint', t('poll.mark_hint')));
+    if (!state.metric && !state.open && state.answer == null) panel.append(el('p', 'poll-hint', t(lessonRevealPending(state.lesson) ? 'poll.answer_after_run' : 'poll.mark_hint')));
     if (state.metric && state.truth === undefined) panel.append(el('p', 'poll-hint', t('poll.waiting_truth', { step: state.step })));
   };
 
@@ -195,8 +209,33 @@ export function polls({ store, client }) {
     return list;
   };
 
+  // Closed, on a student's screen: one line ("you picked X · answer Y"), the class's bars
+  // behind a tap, so the picture being run stays on a phone's first screen.
+  const closedLine = (mine) => {
+    const box = el('details', 'poll-sum');
+    const parts = [];
+    if (state.metric) {
+      parts.push(mine !== null ? t('poll.your_guess', { value: mine }) : t('poll.sum_none'));
+      parts.push(state.truth !== undefined && state.truth !== null ? t('poll.sum_truth', { value: fmt(state.truth), step: state.step }) : t('poll.sum_wait'));
+    } else {
+      parts.push(mine !== null ? t('poll.sum_mine', { mine: state.choices[Number(mine)] }) : t('poll.sum_none'));
+      parts.push(state.answer != null ? t('poll.sum_answer', { answer: state.choices[state.answer] }) : t('poll.sum_wait'));
+      if (state.answer != null && mine !== null) box.dataset.right = String(Number(mine) === state.answer);
+    }
+    const sum = el('summary', 'poll-sum-line');
+    sum.append(el('span', 'poll-sum-text', parts.join(' · ')));
+    box.append(sum, el('p', 'poll-q', state.question));
+    box.append(state.metric ? histogram(state) : choiceBars(state, null, mine));
+    return box;
+  };
+
   const studentView = () => {
     const mine = localStorage.getItem(mineKey(state.id));
+    if (!state.open) {
+      panel.dataset.folded = '1';
+      panel.replaceChildren(closedLine(mine));
+      return;
+    }
     if (state.metric) {
       panel.append(guessForm(mine));
       if (mine !== null) panel.append(el('p', 'poll-hint', t('poll.your_guess', { value: mine })));
@@ -253,7 +292,13 @@ export function polls({ store, client }) {
     const same = m.choices.length ? l.choices?.length === m.choices.length : !l.choices;
     return same ? { ...m, question: l.question, choices: m.choices.length ? l.choices : m.choices } : m;
   };
-  client.on('poll_state', (m) => { if (m.id !== state?.id) draft = null; raw = m; state = localized(m); render(); });
+  client.on('poll_state', (m) => {
+    if (m.id !== state?.id) draft = null;
+    raw = m;
+    state = localized(m);
+    render();
+    window.dispatchEvent(new CustomEvent('shaomai:poll', { detail: m })); // lesson.js folds its text
+  });
   window.addEventListener('shaomai:lesson', () => { if (raw) { state = localized(raw); render(); } });
   client.on('ready', () => { state = raw = null; render(); }); // a new session: its poll (if any) follows
   store.on('role', render);

@@ -31,11 +31,30 @@ export function presenter({ store, client, scrub, bar, url }) {
   blank.className = 'blank-screen';
   blank.hidden = true;
   body.append(blank);
-  store.on('present', (on) => body.classList.toggle('present', !!on));
+  // The home link keeps presenter mode: the catalog passes it on to the lab or lesson the
+  // teacher opens next (catalog.js), so the projector does not fall back to the page view.
+  const home = document.querySelector('.top .home');
+  // On the projector the dashboard's "Keep this run" joins the class tools' one row (its
+  // own row above the picture cost the dashboard's bottom); it goes back out of presenter mode.
+  const keep = document.querySelectorAll('#view .dash-keep').length === 1 ? document.querySelector('#view .dash-keep') : null;
+  const keepHome = keep && { parent: keep.parentElement, next: keep.nextSibling };
+  const placeKeep = (on) => {
+    const tools = document.getElementById('class-tools');
+    if (!keep || !tools) return;
+    if (on) tools.append(keep);
+    else keepHome.parent.insertBefore(keep, keepHome.next);
+  };
+  store.on('present', (on) => {
+    body.classList.toggle('present', !!on);
+    if (home) home.setAttribute('href', on ? '/?present=1' : '/');
+    placeKeep(!!on);
+  });
   store.on('blank', (on) => { blank.hidden = !on; });
   if (url.view.present === '1') store.set('present', true);
   // The view the link names (selected layer, head, channel...): the view follows the store.
   for (const [k, v] of Object.entries(url.state || {})) store.set(storeKey(k), v);
+
+  fitPicture(store);
 
   // ?embed=1&controls=play,step: only the view and the named controls, for an iframe.
   if (url.view.embed === '1') {
@@ -43,7 +62,9 @@ export function presenter({ store, client, scrub, bar, url }) {
     const wanted = new Set((url.view.controls || 'play,step').split(',').filter((c) => CONTROL_NAMES.includes(c)));
     for (const el of document.querySelectorAll('#controls [data-act]')) {
       const act = el.dataset.act;
-      (act === 'speed' ? el.closest('label.speed') : el).hidden = !wanted.has(act);
+      const c = act === 'speed' ? el.closest('label.speed') : el;
+      c.hidden = !wanted.has(act);
+      c.dataset.embedOff = c.hidden ? '1' : ''; // controls.js keeps it out
     }
     body.classList.toggle('embed-scrub', wanted.has('scrub'));
     body.classList.toggle('embed-params', wanted.has('params'));
@@ -97,4 +118,42 @@ export function presenter({ store, client, scrub, bar, url }) {
     else if (key === 'b' || key === 'B') store.set('blank', !store.get('blank'));
     else if (key === 'Escape' && store.get('blank')) store.set('blank', false);
   });
+}
+
+/** Presenter mode on a wide screen: the lab's first panel with a map grid fits the view that
+ *  is left (a class's tools row, a lesson's column): its grid gives up height until the
+ *  panel's bottom (an explanation, an info column) is on screen. Shrink only; a change of
+ *  the view's own size starts again from the sheet's height (no back-and-forth). */
+function fitPicture(store) {
+  const view = document.getElementById('view');
+  if (!view) return;
+  const wide = matchMedia('(min-width: 761px)');
+  let lastSize = '';
+  let frame = 0;
+  const gridOf = () => view.querySelector('.panel .map-grid');
+  const fit = () => {
+    frame = 0;
+    const grid = gridOf();
+    if (!grid) return;
+    if (!store.get('present') || !wide.matches) { grid.style.maxHeight = ''; return; }
+    const panel = grid.closest('.panel');
+    const v = view.getBoundingClientRect();
+    const p = panel.getBoundingClientRect();
+    // Only the picture that leads the view, and only where a smaller grid makes it fit.
+    if (p.top + view.scrollTop > v.top + 0.4 * v.height) return;
+    const over = p.bottom + view.scrollTop - v.bottom + 4;
+    const h = grid.getBoundingClientRect().height;
+    if (over > 1 && h - over >= 140) grid.style.maxHeight = `${Math.floor(h - over)}px`;
+  };
+  const soon = () => { if (!frame) frame = requestAnimationFrame(fit); };
+  new ResizeObserver(() => {
+    const size = `${view.clientWidth}x${view.clientHeight}`;
+    if (size !== lastSize) { lastSize = size; const g = gridOf(); if (g) g.style.maxHeight = ''; }
+    soon();
+  }).observe(view);
+  const watchPanel = () => { const g = gridOf(); if (g) panels.observe(g.closest('.panel')); };
+  const panels = new ResizeObserver(soon);
+  watchPanel();
+  new MutationObserver(watchPanel).observe(view, { childList: true });
+  store.on('present', () => { const g = gridOf(); if (g) g.style.maxHeight = ''; soon(); });
 }

@@ -180,7 +180,7 @@ async function main() {
     store.set('readOnly', !!m.read_only);
     const ro = m.role !== 'driver' || m.read_only;
     form.setReadOnly(ro);
-    bar.setReadOnly(ro);
+    bar.setReadOnly(ro, ro); // a follower's dock holds no buttons that do nothing
     $('#role').textContent = m.read_only ? t('replay_badge') : ro ? t('viewer_badge') : '';
     bar.setState(m.state, m.step);
     store.set('step', m.step);

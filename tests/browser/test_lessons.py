@@ -126,7 +126,8 @@ def test_a_learner_alone_takes_a_lesson_in_zh(live_server, browser):
         pg.click("[data-act=lesson_next]")  # lr 0.6: the lab reopens with it
         pg.wait_for_function(AT_STEP.format(3))
         pg.wait_for_function("() => window.shaomai.store.get('params').lr === 0.6")
-        # ...and trains from step 0 again (to 60, or until it diverges)
+        # ...asks first, and on Run it trains from step 0 again (to 60, or until it diverges)
+        pg.click(".poll-panel[data-mode=alone] [data-act='poll.run_it']")
         pg.wait_for_function(
             "() => window.shaomai.store.get('step') > 0 || window.shaomai.store.get('state') === 'diverged'"
         )

@@ -90,8 +90,11 @@ def test_a_class_predicts_then_runs(live_server, browser):
         teacher.click(".poll-bar[data-choice='1'] .poll-label")
         teacher.wait_for_selector(".poll-bar[data-choice='1'][data-correct='1']", **WAIT)
         for p in phones:
-            p.wait_for_selector(".poll-bar[data-choice='1'][data-correct='1']", **WAIT)
-            assert p.is_disabled(".poll-choice[data-choice='0']")  # closed: no more votes
+            # Closed, a phone shows one line; the bars are behind a tap (polls.js closedLine).
+            p.wait_for_selector(
+                ".poll-sum .poll-bar[data-choice='1'][data-correct='1']", state="attached", **WAIT
+            )
+            assert p.locator(".poll-choice").count() == 0  # closed: no more votes
         bars_read(teacher, [1, 2, 1])
         screenshot(teacher, "polls-teacher-en-marked")
 
@@ -120,7 +123,7 @@ def test_a_class_predicts_then_runs(live_server, browser):
             ".poll-col .poll-count", "els => els.reduce((s, e) => s + (+e.textContent || 0), 0)"
         )
         assert total == 3
-        phones[0].wait_for_selector(".poll-truth-text", **WAIT)
+        phones[0].wait_for_selector(".poll-sum .poll-truth-text", state="attached", **WAIT)
         no_overflow(phones[0])
         screenshot(teacher, "polls-teacher-en-numeric")
         screenshot(phones[0], "polls-student-zh-numeric")

@@ -23,6 +23,16 @@ export function controls(el, { onAction }) {
   const stateEl = el.querySelector('.state');
   speed.value = '100';
   let state = 'paused';
+  let plays = true;
+  let following = false;
+  // An embed's `controls=` may leave some out for good (presenter.js marks them embedOff).
+  const show = () => {
+    for (const a of ['play', 'step', 'step10', 'reset', 'speed']) {
+      const c = el.querySelector(`[data-act=${a}]`).closest('button, label');
+      c.hidden = !plays || following || c.dataset.embedOff === '1';
+    }
+    stateEl.hidden = !plays;
+  };
   const send = (action, extra) => onAction(action, extra);
   play.onclick = () => (state === 'playing' ? send('pause') : send('play', { speed: Number(speed.value) }));
   el.querySelector('[data-act=step]').onclick = () => send('step', { count: 1 });
@@ -46,10 +56,19 @@ export function controls(el, { onAction }) {
     /** Play, step and speed only where they do something (the lab's catalog `plays`);
      *  elsewhere a line says there is nothing to play. */
     setPlays(on) {
-      for (const a of ['play', 'step', 'step10', 'speed']) el.querySelector(`[data-act=${a}]`).closest('button, label').hidden = !on;
+      plays = on;
+      show();
       noPlay.hidden = on;
+      // Nothing to play: no Reset, no "Paused · step 0", no timeline (app.css hides the row).
+      document.body.classList.toggle('no-play', !on);
     },
-    setReadOnly(ro) { for (const b of el.querySelectorAll('button, select')) b.disabled = ro; },
+    /** ro: the buttons do nothing here. follower: nor will they (a class's student, a
+     *  replay): they leave the dock rather than sit there disabled (a phone's first screen). */
+    setReadOnly(ro, follower = false) {
+      for (const b of el.querySelectorAll('button, select')) b.disabled = ro;
+      following = follower;
+      show();
+    },
     get speed() { return Number(speed.value); },
     togglePlay() { play.click(); },
     relabel: render,

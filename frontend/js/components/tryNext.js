@@ -8,8 +8,8 @@ import { ensureCss } from '../core/css.js';
 import { add, el, setText } from '../core/dom.js';
 
 addStrings({
-  en: { 'trynext.title': 'Try this next', 'trynext.watch': 'Watch: {what}', 'trynext.hint': 'Each button sets the params; then press play.' },
-  zh: { 'trynext.title': '接下来试试', 'trynext.watch': '请看：{what}', 'trynext.hint': '每个按钮会设好参数，然后按播放。' },
+  en: { 'trynext.title': 'Try this next', 'trynext.watch': 'Watch: {what}', 'trynext.hint': 'Each button sets the params; then press play.', 'trynext.hint_live': 'Each button sets the params; the picture follows at once.' },
+  zh: { 'trynext.title': '接下来试试', 'trynext.watch': '请看：{what}', 'trynext.hint': '每个按钮会设好参数，然后按播放。', 'trynext.hint_live': '每个按钮会设好参数，图会立刻跟着变。' },
 });
 
 /** after: the element the row goes below (the view). Returns {el} or null (nothing to offer). */
@@ -42,7 +42,8 @@ export function tryNext(after, ctx) {
       setText(buttons[i], pick(x.label));
       buttons[i].setAttribute('aria-pressed', String(chosen === x));
     });
-    setText(watch, chosen ? t('trynext.watch', { what: pick(chosen.watch) }) : t('trynext.hint'));
+    // A lab with nothing to play (real-bert, real-llm) has no play to press.
+    setText(watch, chosen ? t('trynext.watch', { what: pick(chosen.watch) }) : t(ctx.info.plays === false ? 'trynext.hint_live' : 'trynext.hint'));
     watch.classList.toggle('chosen', !!chosen);
     box.hidden = ctx.store.get('role') !== 'driver' || !!ctx.store.get('readOnly');
   };
