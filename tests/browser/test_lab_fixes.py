@@ -5,6 +5,7 @@ the network diagram inside a phone's column."""
 
 import pytest
 
+from tests.browser.settle import settle
 from tests.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -52,12 +53,14 @@ def test_play_and_step_only_where_they_do_something(live_server, page):
 
 def test_positional_encoding_training_is_in_the_first_screen(live_server, page, browser):
     open_lab(page, live_server, "positional-encoding")
+    settle(page, "#view", ".pe-train")
     top = page.evaluate("() => document.querySelector('.pe-train').getBoundingClientRect().top")
     assert top < 1000, top  # it was ~1,700 px down, after every fixed picture
     screenshot(page, "fixes-pe-desktop-en")
     ctx, ph = phone_page(browser)
     try:
         open_lab(ph, live_server, "positional-encoding", "zh")
+        settle(ph, "#view", ".pe-train")
         width = ph.evaluate("() => document.documentElement.scrollWidth")
         assert width <= PHONE["width"], width  # the 3×8 matrices scroll in their own box
         top = ph.evaluate("() => document.querySelector('.pe-train').getBoundingClientRect().top")
@@ -163,6 +166,7 @@ def test_network_diagram_fits_a_phone_column(live_server, browser):
         for lang in ("en", "zh"):
             open_lab(ph, live_server, "mlp-playground", lang)
             ph.wait_for_selector(".nd-output")
+            settle(ph, ".net-diagram", ".nd-node", ".nd-head")
             f = ph.evaluate(fits)
             assert f["right"] <= 1 and f["left"] <= 1, f  # the output column was cut off
             assert f["overlap"] <= 0, f  # the headers' 44-px buttons sat on the nodes

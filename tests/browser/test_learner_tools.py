@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from tests.browser.settle import settle
 from tests.browser.test_gpt import ready, shown_step
 from tests.conftest import ARTIFACTS, screenshot
 
@@ -80,6 +81,7 @@ def test_cell_arithmetic_matches_the_map_and_cursor_follows_the_scrubber(live_se
     page.wait_for_function(f"() => ({CURSORS})().every((x) => x === null)")
     # The timeline row stays in view on a tall page: scrolled to the top, it is on screen.
     page.evaluate("() => window.scrollTo(0, 0)")
+    settle(page, ".timeline-row")
     r = page.locator(".timeline-row").bounding_box()
     assert page.evaluate("() => document.documentElement.scrollHeight > window.innerHeight")
     assert r["y"] >= 0 and r["y"] + r["height"] <= 1000 + 0.5
@@ -153,6 +155,7 @@ def test_zh_phone_tools_fit_without_sideways_scroll(live_server, browser):
         panel = page.locator(".cell-arith")
         assert "注意力权重" in panel.inner_text()
         assert abs(float(panel.get_attribute("data-weight")) - hit["value"]) <= 0.5 / 255 + 5e-4
+        settle(page, ".cell-arith")
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
         screenshot(page, "learner-cell-zh-phone")
         page.screenshot(path=str(ARTIFACTS / "learner-cell-zh-phone-view.png"))  # what the eye sees
@@ -165,11 +168,13 @@ def test_zh_phone_tools_fit_without_sideways_scroll(live_server, browser):
         page.locator("#param-lr-exact").scroll_into_view_if_needed()
         assert page.is_visible("#param-lr-exact") and page.is_visible(".reset-defaults")
         assert "参数恢复默认" in page.inner_text(".reset-defaults")
+        settle(page, "#params-box")
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
         screenshot(page, "learner-form-zh-phone")
         page.keyboard.press("?")
         page.wait_for_selector("#shortcut-help[open]")
         assert "键盘快捷键" in page.inner_text("#shortcut-help")
+        settle(page, "#shortcut-help")
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
         page.keyboard.press("Escape")
         page.wait_for_selector("#shortcut-help", state="hidden")

@@ -4,6 +4,7 @@ outside; play, step and the timeline stay uncovered and work while it is open; i
 
 import pytest
 
+from tests.browser.settle import settle
 from tests.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -36,6 +37,7 @@ def enlarge(page, tap=False):
 
 
 def check_geometry(page):
+    settle(page, ".attn-zoom .mg-zoom-box", ".attn-zoom .mg-close", ".dock")
     g = page.evaluate(GEOMETRY)
     left, top, right, bottom = g["box"]
     assert left >= 0 and right <= g["vw"] and top >= 0 and bottom <= g["vh"], g  # it fits

@@ -4,6 +4,7 @@ target at least 44 px, no zh label broken one character a line, no Shift-click h
 
 import pytest
 
+from tests.browser.settle import settle
 from tests.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -41,6 +42,7 @@ def test_phone_layout_scrub_and_touch_targets(live_server, browser, lab, lang):
             "() => { const r = document.querySelector('#scrubber input'); r.value = 3; r.oninput(); }"
         )
         page.wait_for_function("() => document.querySelector('#scrubber .live:not([hidden])')")
+        settle(page, "#view", "#side", ".dock")
         assert page.evaluate(WIDTH) <= 390
         # The picture first, the bar of play/step/timeline stuck to the bottom of the screen.
         view = page.locator("#view").bounding_box()
@@ -54,6 +56,7 @@ def test_phone_layout_scrub_and_touch_targets(live_server, browser, lab, lang):
         screenshot(page, f"phone-{lab}-{lang}")
         # Open the params: every target (sliders and switches too) is thumb-sized.
         page.click("#params-box summary")
+        settle(page, "#params-box")
         small = [t for t in page.evaluate(TARGETS) if t[1] < 44 or t[2] < 44]
         assert not small, small
         assert page.evaluate(WIDTH) <= 390
