@@ -32,7 +32,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def hosted():
-    with topology(SHAOMAI_AUTOSAVE_S="3", SHAOMAI_REAP_INTERVAL_S="1") as topo:
+    # SHAOMAI_JOIN_WAIT_S=0: a join code past its address's turns is 429 at once (countable).
+    env = {"SHAOMAI_AUTOSAVE_S": "3", "SHAOMAI_REAP_INTERVAL_S": "1", "SHAOMAI_JOIN_WAIT_S": "0"}
+    with topology(**env) as topo:
         yield topo
 
 
@@ -137,14 +139,17 @@ def test_two_hundred_students_behind_one_address_join_while_a_guesser_is_stopped
         for t in threads:
             t.join(60)
     assert admitted == [True] * 200
-    # A guesser's wrong codes count on every replica together: 15 + 15 reach the limit.
+    # A guesser's wrong codes spend one address's turns on every replica together: 30 at
+    # once, then one a turn (2 s); without a turn each is 429 (docs/security.md, promise 4).
     guesser = {"X-Forwarded-For": "10.9.9.9"}
-    wrong = "ZZZZZZ" if code != "ZZZZZZ" else "YYYYYY"
-    statuses = [get(f"{r.url}/api/join/{wrong}", guesser)[0] for _ in range(15) for r in (a, b)]
-    assert statuses == [404] * 30
-    statuses = [get(f"{r.url}/api/join/{wrong}", guesser)[0] for r in (a, b) for _ in range(10)]
-    assert statuses == [429] * 20
-    assert get(f"{b.url}/api/join/{code}", guesser)[0] == 429  # not even a right one
+    wrong = [w for w in (f"{x}{y}ZZZZ" for x in "ABCDEFGH" for y in "ABCDEFGH") if w != code]
+    began = time.monotonic()
+    statuses = [
+        get(f"{(a, b)[i % 2].url}/api/join/{w}", guesser)[0] for i, w in enumerate(wrong[:50])
+    ]
+    came_back = int((time.monotonic() - began) / 2.0) + 1  # an upper bound: looser when slow
+    assert statuses[:30] == [404] * 30 and set(statuses) <= {404, 429}
+    assert statuses.count(404) <= 30 + came_back
     assert get(f"{nginx.url}/api/join/{code}", school)[0] == 200  # the school still joins
     teacher.close()
 
