@@ -12,8 +12,9 @@ says which: `#view[data-step]`, or the one asked for) and the boxes of the measu
 from __future__ import annotations
 
 # Each animation frame: fonts and document ready, the step drawn, and the layout signature
-# (boxes of the selectors, the viewport, the scroll size) unchanged for `frames` frames.
-_SETTLED = """([selectors, step, frames]) => {
+# (boxes of the selectors, the viewport, the scroll size) unchanged for `frames` frames and
+# `quiet_ms` milliseconds.
+_SETTLED = """([selectors, step, frames, quietMs]) => {
   if (document.readyState !== 'complete' || document.fonts.status !== 'loaded') return false;
   const view = document.querySelector('#view');
   if (step !== null && !(view && (step === '*' ? view.dataset.step !== undefined
@@ -23,10 +24,12 @@ _SETTLED = """([selectors, step, frames]) => {
   const sig = JSON.stringify([innerWidth, innerHeight, document.documentElement.scrollWidth,
     document.documentElement.scrollHeight,
     selectors.map((s) => [...document.querySelectorAll(s)].map(box))]);
-  const st = window.__settle || (window.__settle = {sig: null, same: 0});
-  st.same = sig === st.sig ? st.same + 1 : 0;
-  st.sig = sig;
-  return st.same >= frames;
+  const now = performance.now();
+  const st = window.__settle || (window.__settle = {sig: null, same: 0, since: now});
+  if (sig !== st.sig) Object.assign(st, {sig, same: 0, since: now});
+  else st.same += 1;
+  // frames and a quiet spell both: a debounced resize handler redraws after a pause
+  return st.same >= frames && now - st.since >= quietMs;
 }"""
 
 
@@ -35,18 +38,25 @@ def settle(
     *selectors: str,
     step: int | str | None = None,
     frames: int = 2,
+    quiet_ms: float = 300,
     timeout: float = 60_000,
 ) -> None:
     """Return once `pg` has settled (see the module's docstring).
 
     `selectors`: the elements about to be measured (default: `#view` and the body);
     `step`: wait for the view to show this step (`#view[data-step]`), or "*": any step;
-    `frames`: how many consecutive animation frames the boxes must stay the same."""
+    `frames`, `quiet_ms`: how many consecutive animation frames, and how long, the boxes must
+    stay the same (a wait, not a timing assertion)."""
     pg.evaluate("() => document.fonts.ready.then(() => true)")
     pg.evaluate("() => { window.__settle = null; }")
     pg.wait_for_function(
         _SETTLED,
-        arg=[list(selectors) or ["#view", "body"], None if step is None else str(step), frames],
+        arg=[
+            list(selectors) or ["#view", "body"],
+            None if step is None else str(step),
+            frames,
+            quiet_ms,
+        ],
         polling="raf",
         timeout=timeout,
     )

@@ -5,6 +5,7 @@ area, lists one entry per arm, and shows them all (no legend scrollbar hiding on
 
 import pytest
 
+from tests.browser.settle import settle
 from tests.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -51,7 +52,7 @@ def test_legends_sit_outside_the_plot_with_one_entry_per_arm(
     ):
         page.set_viewport_size(size)
         # Settled: every chart with a legend has redrawn at this width (plotly's own resize).
-        page.wait_for_timeout(600)
+        settle(page, ".js-plotly-plot", ".js-plotly-plot .legend")
         charts = page.evaluate(BOXES)
         multi = [c for c in charts if c["entries"] > 1]
         assert multi, charts
