@@ -9,6 +9,7 @@ The same scenario runs against Redis in tests/hosted/test_join_guessing_redis.py
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import pytest
 
@@ -62,7 +63,14 @@ async def guessing_scenario(sessions: SessionManager, clock: Clock) -> None:
     teacher = await sessions.create(LAB, {}, 0, "10.9.0.1")
     code = await sessions.share(teacher)
     room = "10.0.0.1"
-    lookup = sessions.resolve_code
+
+    def lookup(code: str, ip: str, browser: str | None = None):
+        return sessions.resolve_code(code, ip, browser)
+
+    def at_once(code: str, ip: str, browser: str | None = None):
+        """A lookup that needs no turn: answered with the clock standing still (the 30 s is
+        a deadline against a hang, not a speed check)."""
+        return asyncio.wait_for(lookup(code, ip, browser), 30)
 
     # A guesser at the room's address asks 40 codes at once: LIMIT are answered, the rest wait.
     guesses = [asyncio.create_task(lookup(c, room)) for c in wrong_codes(40, code)]
@@ -71,7 +79,7 @@ async def guessing_scenario(sessions: SessionManager, clock: Clock) -> None:
     assert states.count("not_found") == LIMIT and states.count("waiting") == 40 - LIMIT
 
     # Another school is not slowed at all.
-    assert (await lookup(code, "10.0.0.2")).session == teacher.id
+    assert (await at_once(code, "10.0.0.2")).session == teacher.id
     # The class's code from the room waits like a wrong one (an answer that came sooner
     # would tell a guesser the code is right), and no time means no answer.
     students = [asyncio.create_task(lookup(code, room)) for _ in range(4)]
@@ -97,11 +105,11 @@ async def guessing_scenario(sessions: SessionManager, clock: Clock) -> None:
     assert len(refusals) == 1, refusals  # every refusal the same, whatever its code
 
     # The room was told the code: the next student joins at once, with no turn left.
-    assert (await lookup(code.lower(), room)).session == teacher.id
+    assert (await at_once(code.lower(), room)).session == teacher.id
     # A wrong code the room was told is told again at once, and costs nothing.
     for _ in range(3):
         with pytest.raises(SessionError) as exc:
-            await lookup(wrong_codes(1, code)[0], room)
+            await at_once(wrong_codes(1, code)[0], room)
         assert exc.value.code == "not_found"
 
     stats = await sessions.shared.join_stats(room)
@@ -123,7 +131,8 @@ async def browser_scenario(sessions: SessionManager, clock: Clock) -> None:
     assert [outcome(t) for t in tries].count("not_found") == LIMIT // 3
     # The class, from fresh browsers at the same address: at once (the clock stands still).
     for student in ("s" * 22, None, "t" * 22):
-        assert (await sessions.resolve_code(code, room, student)).session == teacher.id
+        found = await asyncio.wait_for(sessions.resolve_code(code, room, student), 30)
+        assert found.session == teacher.id
     # Guessing from the same address with a browser id each: the address's turns still bound it.
     fresh = [
         asyncio.create_task(sessions.resolve_code(c, room, f"{i:022d}"))
@@ -154,4 +163,6 @@ def test_join_turns_in_one_process(scenario):
         finally:
             await sessions.stop()
 
-    asyncio.run(run())
+    # In a thread of its own: a browser test's sync Playwright may hold this thread's loop.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, run()).result()
