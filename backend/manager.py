@@ -160,6 +160,10 @@ class SessionManager:
                 raise _shared_down(exc) from None
             session.share_code = code
             self.codes[code] = session.id
+            # The teacher's network was told the code: a class on it (one school NAT) is told
+            # it again at once, whatever a prankster there guessed (docs/security.md).
+            with contextlib.suppress(SharedUnavailable):
+                await self.shared.remember(session.owner_ip, code, True)
             self._background(self._class_begins(session))
         return session.share_code
 

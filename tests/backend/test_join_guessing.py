@@ -112,6 +112,9 @@ async def guessing_scenario(sessions: SessionManager, clock: Clock) -> None:
             await at_once(wrong_codes(1, code)[0], room)
         assert exc.value.code == "not_found"
 
+    # The teacher's own network was told the code when it shared: no turn is ever needed there.
+    assert await sessions.shared.known("10.9.0.1", code) is True
+
     stats = await sessions.shared.join_stats(room)
     assert stats["wrong"] == wrong and stats["refused"] == 41 - wrong
     assert stats["waited"] >= 4 and stats["longest_wait_s"] >= 5.0
