@@ -67,14 +67,14 @@ def test_a_class_follows_the_teachers_lesson_step(live_server, browser):
         assert panel(s1)["step"] == "1"
         teacher.keyboard.press("PageDown")  # step 3: the prediction poll
         teacher.wait_for_function(AT_STEP.format(2))
-        assert "layer 0" in panel(teacher)["text"]
+        assert "What picture will that make" in panel(teacher)["text"]
         s2.wait_for_function(AT_STEP.format(2))
         assert "投票" in panel(s2)["text"]
         # The teacher's page asked in English; a zh phone reads the lesson's own zh poll.
         s2.wait_for_selector(".poll-panel:not([hidden]) .poll-choice")
         assert "答案那几行会学出哪种图案" in s2.inner_text(".poll-panel .poll-q")
         assert "反对角线" in s2.inner_text(".poll-choice[data-choice='1']")
-        assert "layer 0" in s1.inner_text(".poll-panel .poll-q")
+        assert "answer rows" in s1.inner_text(".poll-panel .poll-q")
         screenshot(teacher, "lesson-presenter-en-1280")
 
         # A student who joins now lands on the current step, with its text in their language.
