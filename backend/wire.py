@@ -5,6 +5,9 @@ The header is padded with spaces so the payload starts 8-byte aligned, and every
 offset (from the payload start) is 8-byte aligned, so a browser can view f32 data in place.
 A u8 tensor decodes as ``min + (max - min) * q / 255``. Non-finite scalars travel as the
 strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers; ``Number(s)`` reads them).
+So do non-finite numbers anywhere else in the header (a diverged arm's meta: its activations'
+spread is NaN), and the header then says `nonfinite: true`: the decoders (here and the page's
+frame.js) read those strings in `meta` back as numbers. A frame never fails to encode for them.
 """
 
 from __future__ import annotations
@@ -112,8 +115,41 @@ def encode(frame: Frame, extra: dict[str, Any] | None = None) -> bytes:
     return _pack(header, b"".join(parts))
 
 
+def finite_json(value: Any) -> Any:
+    """`value` with every non-finite float (at any depth) as json_number's string."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else json_number(value)
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value
+
+
+def revive(value: Any) -> Any:
+    """finite_json's strings back as floats (in a `nonfinite` header's meta)."""
+    if isinstance(value, str):
+        return float(value.replace("Infinity", "inf")) if value in _NONFINITE else value
+    if isinstance(value, dict):
+        return {k: revive(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [revive(v) for v in value]
+    return value
+
+
+_NONFINITE = frozenset(("NaN", "Infinity", "-Infinity"))
+
+
+def _dumps(header: dict[str, Any]) -> str:
+    try:
+        return json.dumps(header, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a NaN or an infinity somewhere (the scalars are already strings)
+        safe = {**finite_json(header), "nonfinite": True}
+        return json.dumps(safe, separators=(",", ":"), allow_nan=False)
+
+
 def _pack(header: dict[str, Any], payload: bytes | memoryview) -> bytes:
-    head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
+    head = _dumps(header).encode()
     head += b" " * ((-(4 + len(head))) % _ALIGN)  # payload starts 8-byte aligned
     return struct.pack("<I", len(head)) + head + bytes(payload)
 
@@ -122,6 +158,8 @@ def decode(buf: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Bytes -> (header, {name: float32 array}); the reference decoder (tests, bench, clients)."""
     (n,) = struct.unpack_from("<I", buf, 0)
     header = json.loads(buf[4 : 4 + n])
+    if header.get("nonfinite") and "meta" in header:
+        header["meta"] = revive(header["meta"])
     payload = memoryview(buf)[4 + n :]
     out: dict[str, np.ndarray] = {}
     for t in header["tensors"]:

@@ -5,6 +5,12 @@ const utf8 = new TextDecoder();
 // Non-finite scalars travel as "NaN", "Infinity", "-Infinity".
 export const num = (v) => (typeof v === 'string' ? Number(v) : v);
 
+// So do non-finite numbers in a frame's meta (a diverged arm's), flagged `nonfinite`: read back.
+const NONFINITE = new Set(['NaN', 'Infinity', '-Infinity']);
+const revive = (v) => (typeof v === 'string' ? (NONFINITE.has(v) ? Number(v) : v)
+  : Array.isArray(v) ? v.map(revive)
+    : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revive(x)])) : v);
+
 function f16ToF32(u16) {
   if (typeof Float16Array !== 'undefined') {
     return Float32Array.from(new Float16Array(u16.buffer, u16.byteOffset, u16.length));
@@ -57,7 +63,8 @@ export function decodeFrame(buf) {
   const scalars = {};
   for (const [k, v] of Object.entries(header.scalars || {})) scalars[k] = num(v);
   return {
-    step: header.step, run: header.run, scalars, tensors, meta: header.meta || {},
+    step: header.step, run: header.run, scalars, tensors,
+    meta: (header.nonfinite ? revive(header.meta) : header.meta) || {},
     replay: !!header.replay, infer: !!header.infer, slice: header.slice || null, // slice: a subscription's cut
   };
 }
