@@ -161,8 +161,8 @@ def test_embed_shows_only_the_controls_it_names(open_page, live_server, lang, si
 
 SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 
-# Every log-axis chart's y tick labels, bottom to top: [[text, screen y], ...] per chart.
-LOG_TICKS = """() => [...document.querySelectorAll('.dash-chart .js-plotly-plot')]
+# Every log-axis chart's y tick labels (the dashboard's and a view's own, e.g. rnn's through time), bottom to top: [[text, screen y], ...] per chart.
+LOG_TICKS = """() => [...document.querySelectorAll('.js-plotly-plot')]
   .filter((gd) => gd._fullLayout && gd._fullLayout.yaxis && gd._fullLayout.yaxis.type === 'log'
     && gd.data.some((d) => (d.y || []).length))
   .map((gd) => [...gd.querySelectorAll('.ytick text')]

@@ -8,6 +8,7 @@
 import { addStrings, t } from '../core/i18n.js';
 import { el, setText } from '../core/dom.js';
 import { dashboard } from '../components/dashboard.js';
+import { logTicks } from '../components/lineChart.js';
 import { mapGrid } from '../components/mapGrid.js';
 import { panel } from '../components/panel.js';
 import { baseLayout, CONFIG, fmt, Plotly } from '../components/plot.js';
@@ -219,6 +220,12 @@ export default function mount(root, ctx) {
     fn(div, traces, baseLayout({ margin: { l: 52, r: 10, t: 8, b: 40 }, showlegend: true, legend: { orientation: 'h', x: 0, y: 1.02, yanchor: 'bottom' }, ...layout }), CONFIG);
   }
 
+  // The shared log ticks (numbers as themselves: 0.05, 2×10⁻⁵), never plotly's "1f 1p 1n".
+  function logAxis(lo, hi) {
+    const { vals, text } = logTicks(10 ** lo, 10 ** hi);
+    return { type: 'log', range: [lo, hi], tickvals: vals, ticktext: text };
+  }
+
   function drawThrough() {
     const T = last.tensors;
     if (!T.h_norm) return;
@@ -233,7 +240,7 @@ export default function mount(root, ctx) {
     react(gPlot, [
       { x: xs, y: g, name: t('rnn.grad'), mode: 'lines+markers', marker: { size: 4 }, line: { color: '#e8702a' } },
       { x: xs, y: Array.from(T.bptt_bound.data), name: t('rnn.bound'), mode: 'lines', line: { color: '#7f8c8d', dash: 'dash' } },
-    ], { xaxis: { title: { text: t('rnn.t') } }, yaxis: { type: 'log', range: [lo, hi] } });
+    ], { xaxis: { title: { text: t('rnn.t') } }, yaxis: logAxis(lo, hi) });
     const m = last.meta;
     setText(throughHint, t('rnn.through_hint', { n: 16, f: fmt(m.derivs_max[m.activation], 3), w: fmt(m.whh_spectral, 4), r: fmt(m.rate, 4) }));
     if (!last.replay) {
