@@ -58,8 +58,16 @@ class LabInput(BaseModel):
 def refuse(key: str, message: str, **values: Any) -> PydanticCustomError:
     """A validator's refusal, raised: `key` (`err.p_*`, `<lab>.err_*`) names the page's own
     sentence, filled with `values`, so a zh page says the reason in Chinese; `message` is the
-    English template ({name} fields filled from values), the error's text for logs and API."""
-    return PydanticCustomError(key, message, values)
+    English template ({name} fields filled from values), the error's text for logs and API.
+    Whole numbers read with thousands separators there (210,000 bytes); `values` stay numbers
+    for the page, which formats them in its own language."""
+    text = message.format(
+        **{
+            k: f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else v
+            for k, v in values.items()
+        }
+    )
+    return PydanticCustomError(key, text.replace("{", "{{").replace("}", "}}"), values)
 
 
 @lru_cache(maxsize=64)

@@ -1,6 +1,6 @@
 // What the page says when something is refused or lost, as sentences in the page's language
 // that name the control: a link's bad value, a refused param, a run the server no longer has.
-import { addStrings, has, pick, t } from './i18n.js';
+import { addStrings, currentLang, has, pick, t } from './i18n.js';
 import { bounds } from './url.js';
 
 addStrings({
@@ -96,9 +96,19 @@ export function linkRefused(schema, ref) {
 }
 
 /** Why the server refused a value (its own keyed sentence, else the schema's bounds). */
-export function serverWhy(m, schema) {
+/** A refusal's values for its sentence: the field as its label, whole numbers with the
+ * page language's separators (210,000). */
+function refusalValues(m, schema) {
   const values = { ...(m.values || {}) };
   if (values.field) values.field = labelOf(schema, values.field);
+  for (const [k, v] of Object.entries(values)) {
+    if (Number.isInteger(v) && Math.abs(v) >= 1000) values[k] = v.toLocaleString(currentLang() === 'zh' ? 'zh-CN' : 'en-US');
+  }
+  return values;
+}
+
+export function serverWhy(m, schema) {
+  const values = refusalValues(m, schema);
   if (m.key && has(m.key)) return t(m.key, values);
   const prop = schema?.properties?.[m.field];
   if (prop && (prop.minimum !== undefined || prop.maximum !== undefined)) return why('range', prop);
@@ -113,11 +123,7 @@ export function errorSentence(m, schema, sent) {
     if (field && sent && field in sent) return t('note.param_refused', { field: labelOf(schema, field), value: quote(sent[field]), why: serverWhy(m, schema) });
     if (field) return t('note.param_refused_plain', { field: labelOf(schema, field), why: serverWhy(m, schema) });
   }
-  if (m.key && has(m.key)) {
-    const values = { ...(m.values || {}) };
-    if (values.field) values.field = labelOf(schema, values.field);
-    return t(m.key, values);
-  }
+  if (m.key && has(m.key)) return t(m.key, refusalValues(m, schema));
   return t('note.refused', { what: t(`err_${m.code}`) });
 }
 
