@@ -53,7 +53,7 @@ addStrings({
     'ffn-moe.train_loss': '损失',
     'ffn-moe.dead': '每层的死单元（在留出文本上预激活从不为正）',
     'ffn-moe.layer0': '第 0 层', 'ffn-moe.layer1': '第 1 层',
-    'ffn-moe.heat': '混合专家：每一步每个专家分到的路由名额比例',
+    'ffn-moe.heat': '混合专家：每一步路由给每个专家的 token 份额（每个 token 占 k 份）',
     'ffn-moe.heat_hint': '行：专家；列：训练步；颜色：这一步的 token 名额里路由器送到该专家的比例。均匀时每个 1/{E}。关掉均衡损失，少数几行就会占满。',
     'ffn-moe.expert': '专家',
     'ffn-moe.step': '步',
