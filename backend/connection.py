@@ -400,3 +400,5 @@ class Connection:
             s.touch()
             joining.connections_changed(s)
             self.session = None
+            if len(s.bus) == 0:
+                s.nobody_watches()  # a run left playing in a closed tab pauses

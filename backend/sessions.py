@@ -82,6 +82,8 @@ class Session(WorkerSide, MovesToProcess):
         self.kept_made = 0  # keeps so far: the default labels #1, #2, ...
         self.read_only = False  # a replayed saved run: watch and seek, fork to train
         self.share_code: str | None = None
+        self._alone: asyncio.Task | None = None  # pausing: the last connection left
+        self._closed = False
 
     # -- plumbing -------------------------------------------------------------------------
     async def _work(self, fn, *args, command: bool = False):
@@ -305,6 +307,31 @@ class Session(WorkerSide, MovesToProcess):
         """Stop a running step or play chunk as soon as the current step ends."""
         self._stop.set()
 
+    def nobody_watches(self) -> None:
+        """Loop: the last connection left (a closed tab, a class that went home). A run
+        nobody watches stops: a playing run pauses (as its driver's pause would), so the
+        page that comes back offers to continue it, and a `step` still running (its
+        connection gone) ends at its next step. While anyone watches (a class whose
+        teacher's tab closed) the run keeps its driver's choice."""
+        if len(self.bus) or self._closed:
+            return
+        if self.state != "playing":
+            self.interrupt()  # a later play or step clears it
+        elif self._alone is None:
+            self._alone = asyncio.get_running_loop().create_task(self._pause_alone())
+
+    async def _pause_alone(self) -> None:
+        try:
+            async with self.command_lock:  # after a command under way, as the driver's pause
+                # A connection that joined meanwhile keeps it playing.
+                if len(self.bus) == 0 and self.state == "playing":
+                    await self.pause()
+                    log.info("session %s paused at step %d: nobody watches", self.id[:6], self.step)
+        except SessionError:
+            pass  # the lab failed on the way: _guard has put the session in `error`
+        finally:
+            self._alone = None
+
     async def _rebuild(self) -> None:
         if self._remote is not None and not self._remote.process.is_alive():
             self._remote.close()  # the lab's process died: its pipe closed, a new one
@@ -360,8 +387,11 @@ class Session(WorkerSide, MovesToProcess):
         self.last_active = time.monotonic()
 
     async def close(self) -> None:
+        self._closed = True
         self._stop.set()
         self.epoch += 1
+        if self._alone is not None:
+            self._alone.cancel()
         if self._player:
             self._player.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
