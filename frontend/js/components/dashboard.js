@@ -19,13 +19,13 @@ addStrings({
     'dash.loss': 'Loss', 'dash.train_loss': 'training loss', 'dash.grad': 'Gradient norm per stage (log colour)',
     'dash.readout': 'Now', 'dash.step': 'Step', 'dash.keep': 'Keep this run', 'dash.keep_title': 'Keep this run’s curves beside the next runs (at most 2)',
     'dash.kept': 'Kept:', 'dash.kept_run': 'kept run', 'dash.kept_with': '{label} ({diff})', 'dash.unkeep': 'Drop the kept run {label}',
-    'dash.diverged': 'diverged', 'dash.arm': 'arm {i}',
+    'dash.diverged': 'diverged', 'dash.diverged_tag': ' (diverged)', 'dash.arm': 'arm {i}',
   },
   zh: {
     'dash.loss': '损失', 'dash.train_loss': '训练损失', 'dash.grad': '各阶段的梯度范数（对数色标）',
     'dash.readout': '当前', 'dash.step': '步数', 'dash.keep': '保留本次训练', 'dash.keep_title': '把本次训练的曲线留在后面几次训练旁边（最多 2 个）',
     'dash.kept': '已保留：', 'dash.kept_run': '保留的训练', 'dash.kept_with': '{label}（{diff}）', 'dash.unkeep': '去掉保留的训练 {label}',
-    'dash.diverged': '已发散', 'dash.arm': '第 {i} 个变体',
+    'dash.diverged': '已发散', 'dash.diverged_tag': '（已发散）', 'dash.arm': '第 {i} 个变体',
   },
 });
 
@@ -117,7 +117,7 @@ export function dashboard(root, ctx, opts = {}) {
     const n = Math.max(1, arms.length);
     for (let i = 0; i < n; i++) {
       keys.forEach((k, ki) => {
-        const diverged = many() && arms[i]?.diverged ? ` (${t('dash.diverged')})` : '';
+        const diverged = many() && arms[i]?.diverged ? t('dash.diverged_tag') : '';  // zh: full-width （）
         out.push({
           key: scalar(i, k.key),
           name: many() ? `${armLabel(i)}${keys.length > 1 ? ` · ${nameOf(k)}` : ''}${diverged}` : nameOf(k),
