@@ -43,7 +43,7 @@ def test_chapters_still_to_come_follow_the_server_labs(live_server, page):
         assert page.inner_text("#to-come h2") == "Chapters still to come"
 
 
-@pytest.mark.parametrize("lang,words", [("en", "Import a run"), ("zh", "导入运行")])
+@pytest.mark.parametrize("lang,words", [("en", "Import a run"), ("zh", "导入训练")])
 def test_import_is_a_labelled_button(live_server, page, lang, words):
     page.goto(f"{live_server}/?lang={lang}")
     label = page.locator(".saved-runs label.import")
