@@ -61,46 +61,45 @@ def play_to(pg, step: int) -> None:
 
 
 @LANGS
-def test_back_and_forward_between_labs_log_no_console_error(lang):
+def test_back_and_forward_between_labs_log_no_console_error(browser, lang):
     """Both labs wait in the back/forward cache while the server restarts: coming back, each
     page finds its session lost and asks for its saved state (none: 204, not a logged 404)."""
-    from playwright.sync_api import sync_playwright
-
     port = free_port()
     proc, base, _ = start_server(port=port, log_name=f"walkthrough-bfcache-{lang}.log")
     # Playwright turns the back/forward cache off by default; a learner's Chromium has it on.
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS,
-            ignore_default_args=["--disable-back-forward-cache"],
-        )
-        pg = b.new_page(viewport=DESKTOP)
-        errors: list[str] = []
-        asked: list[int] = []
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
-        pg.on("response", lambda r: asked.append(r.status) if "/api/runs/latest" in r.url else None)
-        try:
-            for lab in ("rnn", "memory"):
-                pg.goto(f"{base}/lab.html?lab={lab}&lang={lang}")
-                pg.wait_for_function(READY)
-                play_to(pg, 3)
-            pg.goto("about:blank")  # both labs now wait in the cache, their sockets closed
-            stop_server(proc)
-            proc, _, _ = start_server(port=port, log_name=f"walkthrough-bfcache-{lang}-2.log")
-            for move, lab in (
-                (pg.go_back, "memory"),
-                (pg.go_back, "rnn"),
-                (pg.go_forward, "memory"),
-            ):
-                move(wait_until="commit")
-                pg.wait_for_function(f"() => location.search.includes('lab={lab}')")
-                pg.wait_for_function(READY)
-                pg.wait_for_timeout(1000)  # a page restored late logs here, if at all
-        finally:
-            b.close()
-            stop_server(proc)
+    # A second Chromium from the suite's own Playwright (a second sync_playwright() in the
+    # same thread is refused while the session's browser runs).
+    b = browser.browser_type.launch(
+        executable_path=CHROMIUM,
+        args=CHROMIUM_ARGS,
+        ignore_default_args=["--disable-back-forward-cache"],
+    )
+    pg = b.new_page(viewport=DESKTOP)
+    errors: list[str] = []
+    asked: list[int] = []
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+    pg.on("response", lambda r: asked.append(r.status) if "/api/runs/latest" in r.url else None)
+    try:
+        for lab in ("rnn", "memory"):
+            pg.goto(f"{base}/lab.html?lab={lab}&lang={lang}")
+            pg.wait_for_function(READY)
+            play_to(pg, 3)
+        pg.goto("about:blank")  # both labs now wait in the cache, their sockets closed
+        stop_server(proc)
+        proc, _, _ = start_server(port=port, log_name=f"walkthrough-bfcache-{lang}-2.log")
+        for move, lab in (
+            (pg.go_back, "memory"),
+            (pg.go_back, "rnn"),
+            (pg.go_forward, "memory"),
+        ):
+            move(wait_until="commit")
+            pg.wait_for_function(f"() => location.search.includes('lab={lab}')")
+            pg.wait_for_function(READY)
+            pg.wait_for_timeout(1000)  # a page restored late logs here, if at all
+    finally:
+        b.close()
+        stop_server(proc)
     assert set(asked) <= {204}, asked  # a lost session's saved state: none, not a 404
     assert not errors, errors
 
