@@ -182,7 +182,12 @@ class SessionManager:
                 turn = await self.join_turns.take(ip, code, browser)
                 if turn is None:
                     known = await self.shared.known(ip, code)
-            ref = None if known is False else await self.shared.lookup(code)
+            # Looked up even when this address was told "no class" lately: the class may have
+            # come since (shared, or refilled after a Redis restart). A guesser re-asks only
+            # codes it already paid a turn for, within a minute: nothing it could use.
+            ref = await self.shared.lookup(code)
+            if known is False and ref is not None:
+                await self.shared.remember(ip, code, True)
             if ref is None and code in self.classes_away:
                 if turn is not None:
                     await self.shared.give_back(turn.keys)

@@ -361,3 +361,24 @@ def test_a_backlog_of_commands_is_bounded(tmp_path):
                 send(ws, {"type": "control", "action": "step", "count": 2000})
             assert "waiting" in expect_error(ws, "busy")["message"]
             send(ws, {"type": "control", "action": "pause"})  # a pause still gets through
+
+
+def test_a_code_told_missing_is_found_once_its_class_is_back(tmp_path):
+    """A class's code missing for a moment (the shared store restarted empty, until the
+    replica's heartbeat writes it again): an address told "no class" then is told the class
+    as soon as it is back, not a minute later."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as c:
+        sessions = c.app.state.sessions
+        shared = sessions.shared
+        with c.websocket_connect("/ws") as teacher:
+            open_lab(teacher, "linear-regression")
+            send(teacher, {"type": "share"})
+            code = recv_until(teacher, lambda m: m["type"] == "shared")[0]["code"]
+            ref = c.portal.call(shared.lookup, code)
+            c.portal.call(shared.drop_code, code, ref.session)
+            room = "10.0.0.7"  # a student's address, not the teacher's (told at share)
+            with pytest.raises(SessionError) as missing:
+                c.portal.call(sessions.resolve_code, code, room)
+            assert missing.value.code == "not_found"
+            c.portal.call(shared.claim_code, code, ref)
+            assert c.portal.call(sessions.resolve_code, code, room).session == ref.session
