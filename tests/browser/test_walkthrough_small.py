@@ -69,18 +69,19 @@ def test_back_and_forward_between_labs_log_no_console_error(browser, lang):
     # Playwright turns the back/forward cache off by default; a learner's Chromium has it on.
     # A second Chromium from the suite's own Playwright (a second sync_playwright() in the
     # same thread is refused while the session's browser runs).
-    b = browser.browser_type.launch(
-        executable_path=CHROMIUM,
-        args=CHROMIUM_ARGS,
-        ignore_default_args=["--disable-back-forward-cache"],
-    )
-    pg = b.new_page(viewport=DESKTOP)
+    b = None
     errors: list[str] = []
     asked: list[int] = []
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
-    pg.on("response", lambda r: asked.append(r.status) if "/api/runs/latest" in r.url else None)
     try:
+        b = browser.browser_type.launch(
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            ignore_default_args=["--disable-back-forward-cache"],
+        )
+        pg = b.new_page(viewport=DESKTOP)
+        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        pg.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+        pg.on("response", lambda r: asked.append(r.status) if "/api/runs/latest" in r.url else None)
         for lab in ("rnn", "memory"):
             pg.goto(f"{base}/lab.html?lab={lab}&lang={lang}")
             pg.wait_for_function(READY)
@@ -98,7 +99,8 @@ def test_back_and_forward_between_labs_log_no_console_error(browser, lang):
             pg.wait_for_function(READY)
             pg.wait_for_timeout(1000)  # a page restored late logs here, if at all
     finally:
-        b.close()
+        if b is not None:
+            b.close()
         stop_server(proc)
     assert set(asked) <= {204}, asked  # a lost session's saved state: none, not a 404
     assert not errors, errors
