@@ -236,6 +236,12 @@ def test_a_killed_replica_tells_its_clients_and_its_saved_run_reopens_on_the_oth
         ws.close()
 
 
+def saved_step(url: str, sid: str) -> int | None:
+    """The step of a session's latest autosave; None before the first (204, no body)."""
+    status, body = get(f"{url}/api/runs/latest?session={sid}")
+    return body.get("step") if status == 200 else None
+
+
 @pytest.mark.browser
 def test_a_page_whose_replica_dies_says_so_and_restores_on_the_other(hosted, browser):
     """As a reader sees it, through nginx: the page's replica is killed; the page says the
@@ -253,7 +259,7 @@ def test_a_page_whose_replica_dies_says_so_and_restores_on_the_other(hosted, bro
         page.wait_for_function("() => window.shaomai.store.get('step') === 10")
         sid = page.evaluate("() => window.shaomai.client.session")
         deadline = time.monotonic() + DEADLINE_S
-        while get(f"{nginx.url}/api/runs/latest?session={sid}")[1].get("step") != 10:
+        while saved_step(nginx.url, sid) != 10:
             assert time.monotonic() < deadline, "the page's run was never autosaved at 10"
             time.sleep(0.2)
         owner_of(hosted, sid).kill()
